@@ -1,0 +1,175 @@
+// Shared vocabulary of the Raft package: log entries, hard state, messages, and the two
+// interfaces the driver is given (storage and transport). The pure core depends on the data
+// types only; the interfaces are implemented by the I/O shell (memory, LevelDB, gRPC, simulator).
+
+/** Member id, unique in the cluster. Short ASCII (`n1`, `member-2`). */
+export type NodeId = string;
+/** Raft group id: `meta` for the metadata group, `spool:<name>` for a spool. */
+export type GroupId = string;
+
+export const enum EntryType {
+  /** Application command, opaque bytes for the state machine. */
+  Normal = 0,
+  /** Empty entry a new leader appends to commit entries of earlier terms (Raft 5.4.2). */
+  Noop = 1,
+  /** Membership change; `data` is an encoded ConfChange (see conf-change.ts). */
+  ConfChange = 2,
+}
+
+export interface Entry {
+  readonly index: number;
+  readonly term: number;
+  readonly type: EntryType;
+  readonly data: Uint8Array;
+}
+
+/** Must be durable before any message that depends on it leaves the node. */
+export interface HardState {
+  readonly term: number;
+  readonly vote: NodeId | null;
+  readonly commit: number;
+}
+
+export interface ClusterConfig {
+  readonly voters: readonly NodeId[];
+  readonly learners: readonly NodeId[];
+}
+
+export interface SnapshotMeta {
+  /** Last log index the snapshot covers (inclusive). */
+  readonly index: number;
+  readonly term: number;
+  readonly config: ClusterConfig;
+}
+
+export interface Snapshot {
+  readonly meta: SnapshotMeta;
+  /** State-machine bytes, as produced by the application's `snapshot()`. */
+  readonly data: Uint8Array;
+}
+
+export const enum MessageType {
+  AppendEntries = 0,
+  AppendEntriesResponse = 1,
+  RequestVote = 2,
+  RequestVoteResponse = 3,
+  InstallSnapshot = 4,
+  InstallSnapshotResponse = 5,
+  TimeoutNow = 6,
+}
+
+interface MessageBase {
+  readonly from: NodeId;
+  readonly to: NodeId;
+  readonly term: number;
+}
+
+export interface AppendEntries extends MessageBase {
+  readonly type: MessageType.AppendEntries;
+  readonly prevLogIndex: number;
+  readonly prevLogTerm: number;
+  readonly entries: readonly Entry[];
+  readonly leaderCommit: number;
+}
+
+export interface AppendEntriesResponse extends MessageBase {
+  readonly type: MessageType.AppendEntriesResponse;
+  readonly success: boolean;
+  /** On success: highest index now durably matching the leader. */
+  readonly matchIndex: number;
+  /** On failure: fast-backtracking hints (conflicting term and its first index, or log length). */
+  readonly conflictIndex: number;
+  readonly conflictTerm: number;
+}
+
+export interface RequestVote extends MessageBase {
+  readonly type: MessageType.RequestVote;
+  /** Pre-vote (Raft thesis 9.6): `term` is the term the candidate would campaign in. */
+  readonly preVote: boolean;
+  readonly lastLogIndex: number;
+  readonly lastLogTerm: number;
+  /** Set when campaigning because of TimeoutNow (leadership transfer): bypasses leader stickiness. */
+  readonly transfer: boolean;
+}
+
+export interface RequestVoteResponse extends MessageBase {
+  readonly type: MessageType.RequestVoteResponse;
+  readonly preVote: boolean;
+  readonly granted: boolean;
+}
+
+export interface InstallSnapshot extends MessageBase {
+  readonly type: MessageType.InstallSnapshot;
+  readonly meta: SnapshotMeta;
+  /** Byte offset of this chunk in the snapshot data. */
+  readonly offset: number;
+  readonly chunk: Uint8Array;
+  readonly done: boolean;
+}
+
+export interface InstallSnapshotResponse extends MessageBase {
+  readonly type: MessageType.InstallSnapshotResponse;
+  readonly snapshotIndex: number;
+  /** Next offset the follower expects; equals total length when done. */
+  readonly nextOffset: number;
+  readonly done: boolean;
+  readonly success: boolean;
+}
+
+export interface TimeoutNow extends MessageBase {
+  readonly type: MessageType.TimeoutNow;
+}
+
+export type Message =
+  | AppendEntries
+  | AppendEntriesResponse
+  | RequestVote
+  | RequestVoteResponse
+  | InstallSnapshot
+  | InstallSnapshotResponse
+  | TimeoutNow;
+
+/** What a group finds on disk at start. `entries` follow the snapshot (or index 1) contiguously. */
+export interface RestoredState {
+  readonly hardState: HardState;
+  readonly snapshot: Snapshot | null;
+  readonly entries: readonly Entry[];
+}
+
+/**
+ * Durable storage of one Raft group. Many groups share one `StorageEngine` (one LevelDB per
+ * process); everything saved during one event-loop turn, for all groups, is written in one synced
+ * batch (group commit). A returned promise resolves only once the write is durable (fsynced).
+ */
+export interface GroupStorage {
+  readonly group: GroupId;
+  /** Reads what was durably stored; a torn tail (partial batch, bad checksum) is dropped. */
+  load(): Promise<RestoredState>;
+  /**
+   * Persists `hardState` (if given) and `entries` (contiguous, ascending). Entries at or after
+   * `entries[0].index` that were stored before are replaced (log truncation on conflict).
+   */
+  save(hardState: HardState | null, entries: readonly Entry[]): Promise<void>;
+  /** Stores a snapshot durably and drops log entries with index <= snapshot.meta.index. */
+  saveSnapshot(snapshot: Snapshot): Promise<void>;
+  /** Drops log entries with index <= `index` (after a local snapshot). */
+  compact(index: number): Promise<void>;
+  /** Removes everything of the group (member removed from the group). */
+  destroy(): Promise<void>;
+}
+
+export interface StorageEngine {
+  group(id: GroupId): GroupStorage;
+  /** Groups that have any state on disk. */
+  groups(): Promise<GroupId[]>;
+  close(): Promise<void>;
+}
+
+/** Delivers messages between members. Best effort: may drop, delay, reorder or duplicate. */
+export interface Transport {
+  /** Queues messages for delivery; never blocks, never throws for an unreachable peer. */
+  send(group: GroupId, messages: readonly Message[]): void;
+  /** Registers the receiver of messages addressed to this member. */
+  onMessage(handler: (group: GroupId, message: Message) => void): void;
+  close(): Promise<void>;
+}

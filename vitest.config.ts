@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const packages = ['engine', 'raft', 'client', 'gateway', 'member', 'testkit', 'cli'];
+
+export default defineConfig({
+  resolve: {
+    alias: Object.fromEntries(
+      packages.map((name) => [
+        `@mq/${name}`,
+        fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
+      ]),
+    ),
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
