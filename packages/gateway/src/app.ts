@@ -1,0 +1,115 @@
+// The Hono app serving the /v1 interface over any `SpoolService`, plus /healthz, /readyz and
+// /metrics. All HTTP concerns live here and in the operation files; no queue logic does.
+
+import { Hono } from 'hono';
+import { MqError, type SpoolService } from '@mq/engine';
+import { authenticateRequest } from './auth.js';
+import { errorResponse, mqErrorResponse } from './error-response.js';
+import { sharedMatchGuard } from './match-guard.js';
+import { LongPolls } from './long-polls.js';
+import { GatewayMetrics } from './metrics.js';
+import {
+  runOperation,
+  type GatewayContext,
+  type GatewayDeps,
+  type GatewayEnv,
+} from './operation.js';
+import { resolveOptions, type GatewayOptions } from './options.js';
+import { scanHeaders } from './request-headers.js';
+import { jsonResponse } from './responses.js';
+import { ROUTES } from './routes.js';
+
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
+function methodNotAllowed(allowed: readonly string[]): Response {
+  const response = mqErrorResponse(
+    new MqError('method_not_allowed', `method not allowed; use ${allowed.join(', ')}`),
+  );
+  response.headers.set('allow', allowed.join(', '));
+  return response;
+}
+
+/** Serves a path outside the /v1 table: `handler` for GET, 405 for anything else. */
+function getOnly(handler: (c: GatewayContext) => Response | Promise<Response>) {
+  return (c: GatewayContext): Response | Promise<Response> =>
+    c.req.method === 'GET' ? handler(c) : methodNotAllowed(['GET']);
+}
+
+function registerProbes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
+  app.all(
+    '/healthz',
+    getOnly((c) => {
+      c.set('operation', 'healthz');
+      return jsonResponse(200, { status: 'ok' });
+    }),
+  );
+  app.all(
+    '/readyz',
+    getOnly((c) => {
+      c.set('operation', 'readyz');
+      if (deps.service.ready()) return jsonResponse(200, { status: 'ready' });
+      return mqErrorResponse(new MqError('unavailable', 'not every spool has a known primary'));
+    }),
+  );
+  app.all(
+    '/metrics',
+    getOnly(async (c) => {
+      c.set('operation', 'metrics');
+      if (!deps.options.metricsPublic) {
+        const headers = scanHeaders(undefined, c.req.raw.headers);
+        await authenticateRequest(headers.authorization, deps.options.authenticate);
+      }
+      const headers = { 'content-type': PROMETHEUS_TEXT };
+      return new Response(deps.metrics.render(), { status: 200, headers });
+    }),
+  );
+}
+
+/**
+ * The gateway's Hono app over `service`. Serves every /v1 operation of the interface (with the
+ * `inspect` alias of peek and both ack-and-send forms), GET /healthz, GET /readyz (200 iff
+ * `service.ready()`) and GET /metrics (Prometheus text). Unknown paths answer 404 `not_found`,
+ * known paths with another method 405 `method_not_allowed`. Throws (assertion) on invalid
+ * options, see `resolveOptions`.
+ */
+export function createGatewayApp(service: SpoolService, options?: GatewayOptions): Hono {
+  const resolved = resolveOptions(options);
+  const deps: GatewayDeps = {
+    service,
+    options: resolved,
+    metrics: new GatewayMetrics(),
+    matchGuard: sharedMatchGuard,
+    longPolls: new LongPolls(resolved.shutdownSignal),
+  };
+  const app = new Hono<GatewayEnv>();
+  app.use('*', async (c, next) => {
+    const startMs = performance.now();
+    deps.metrics.started();
+    c.set('operation', 'unmatched');
+    try {
+      await next();
+    } finally {
+      deps.metrics.observe(c.get('operation'), c.res.status, performance.now() - startMs);
+    }
+    // While shutting down, no connection is kept alive past its current response.
+    if (resolved.shutdownSignal?.aborted === true) c.res.headers.set('connection', 'close');
+  });
+  registerProbes(app, deps);
+  for (const route of ROUTES) {
+    const allowed = Object.keys(route.methods);
+    app.all(route.path, (c) => {
+      const method = c.req.method;
+      const operation = Object.hasOwn(route.methods, method) ? route.methods[method] : undefined;
+      if (operation === undefined) return methodNotAllowed(allowed);
+      return runOperation(c, deps, operation);
+    });
+  }
+  app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such path')));
+  app.onError((error, c) =>
+    errorResponse(error, (unexpected) =>
+      resolved.logError(unexpected, { operation: c.get('operation') }),
+    ),
+  );
+  // The environment type is internal (what @hono/node-server passes); callers see a plain Hono.
+  return app as unknown as Hono;
+}

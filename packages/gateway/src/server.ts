@@ -1,0 +1,122 @@
+// Serving the gateway app on a socket with @hono/node-server, and closing it gracefully: stop
+// accepting, end long polls (they answer 204), let requests in flight finish, close every
+// connection; connections still open after CLOSE_GRACE_MS are cut.
+
+import { STATUS_CODES, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createAdaptorServer } from '@hono/node-server';
+import type { SpoolService } from '@mq/engine';
+import { createGatewayApp } from './app.js';
+import {
+  CLOSE_GRACE_MS,
+  CONNECTIONS_MAX,
+  HEADER_MAX_BYTES,
+  HEADERS_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
+  type GatewayOptions,
+} from './options.js';
+
+export interface RunningServer {
+  readonly port: number;
+  readonly host: string;
+  /** Graceful close; resolves when every connection is closed. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+export interface ServerOptions extends GatewayOptions {
+  /** Address to bind; default 127.0.0.1. */
+  host?: string;
+  /** Port to bind, 0 for an ephemeral one; default 8080. */
+  port?: number;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/** Status of a request Node's parser refused before the app saw it. */
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+}
+
+/**
+ * Answers requests Node's HTTP parser refuses (malformed, headers over HEADER_MAX_BYTES, too
+ * slow) with the interface's JSON error body instead of Node's bare status line.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = clientErrorStatus(error.code);
+  const body = JSON.stringify({
+    kind: 'invalid_argument',
+    message: `request refused by the HTTP parser (${error.code ?? 'malformed'})`,
+    details: status === 431 ? { limitBytes: HEADER_MAX_BYTES } : {},
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function closeGracefully(server: Server, shutdown: AbortController): Promise<void> {
+  shutdown.abort();
+  const closed = new Promise<void>((resolve, reject) => {
+    server.close((error) => (error === undefined ? resolve() : reject(error)));
+  });
+  server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+  cut.unref();
+  return closed.finally(() => clearTimeout(cut));
+}
+
+/**
+ * Starts the gateway over `service` on `options.host`:`options.port` and resolves once it is
+ * listening, with the bound port (the ephemeral one for port 0). Rejects with the listen error
+ * (EADDRINUSE...). `options.shutdownSignal`, when given, also triggers the graceful close of
+ * long polls (the server itself closes only through `close()`).
+ */
+export async function startHttpServer(
+  service: SpoolService,
+  options: ServerOptions,
+): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const shutdown = new AbortController();
+  const external = options.shutdownSignal;
+  if (external?.aborted === true) shutdown.abort();
+  external?.addEventListener('abort', () => shutdown.abort(), { once: true });
+  const app = createGatewayApp(service, { ...options, shutdownSignal: shutdown.signal });
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    serverOptions: {
+      maxHeaderSize: HEADER_MAX_BYTES,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+    },
+  }) as Server;
+  // Header count is bounded by HEADER_MAX_BYTES; a count limit would drop headers silently,
+  // hiding repeated or unknown Svc-* headers from validation.
+  server.maxHeadersCount = 0;
+  server.maxConnections = CONNECTIONS_MAX;
+  server.on('clientError', answerClientError);
+  await listen(server, options.port ?? 8080, host);
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    host,
+    close: () => (closing ??= closeGracefully(server, shutdown)),
+  };
+}
