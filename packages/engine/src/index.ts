@@ -1,2 +1,23 @@
 export * from './errors.js';
 export * from './service.js';
+export { AssertionError, assert } from './assert.js';
+export { type Plan, DEFAULT_PLAN, resolvePlan } from './plan.js';
+export {
+  type Settings,
+  defaultSettings,
+  resolveSettings,
+  patchSettings,
+  effectiveRetentionSeconds,
+  settingsView,
+} from './settings.js';
+export { Message, Where, messageIdOf, seqOfMessageId, MESSAGE_ID_LENGTH } from './message.js';
+export type { Queue } from './queue.js';
+export * from './commands.js';
+export { encodeCommand, decodeCommand } from './command-codec.js';
+export { CodecError } from './bytes.js';
+export { encodeSnapshot, decodeSnapshot } from './snapshot.js';
+export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
+export { RATE_LIMITED, type ReceiveOutcome } from './primary.js';
+export type { QueueSelection, QueuePage, MessageSelection, MessagePage } from './reads.js';
+export { SpoolState } from './spool-state.js';
+export { SpoolEngine } from './engine.js';

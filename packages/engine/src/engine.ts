@@ -1,0 +1,206 @@
+// The queue engine of one spool: a facade over the spool state and its pure transitions.
+//
+// Two kinds of calls, kept apart:
+//   - `apply(command, atMs)`: replicated. Every replica applies the same commands with the same
+//     entry times and reaches the same state (`encodeSnapshot` bytes are equal).
+//   - everything else: primary-local (receive, leases, rate limits, in-flight appends, deciding
+//     timeouts and expiry) or reads. Replicas never call these.
+// No clock, timers, randomness or I/O: every time is an argument (epoch ms).
+
+import type { ApplyResult, Command } from './commands.js';
+import type { GoneReason, MqError } from './errors.js';
+import type { Message } from './message.js';
+import { DEFAULT_PLAN, type Plan } from './plan.js';
+import * as primary from './primary.js';
+import type { Queue } from './queue.js';
+import * as reads from './reads.js';
+import type { Counts, MessageState, MessageView, QueueView, SpoolView } from './service.js';
+import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
+import { SpoolState } from './spool-state.js';
+import { applyCommand } from './transitions.js';
+
+export class SpoolEngine {
+  readonly state: SpoolState;
+
+  constructor(plan: Plan = DEFAULT_PLAN, state?: SpoolState) {
+    this.state = state ?? new SpoolState(plan);
+  }
+
+  /** Rebuilds an engine from `encodeSnapshot` bytes (no primary-local state). Throws CodecError. */
+  static fromSnapshot(bytes: Uint8Array, plan: Plan = DEFAULT_PLAN): SpoolEngine {
+    return new SpoolEngine(plan, decodeSnapshot(bytes, plan));
+  }
+
+  get plan(): Plan {
+    return this.state.plan;
+  }
+
+  /** Encodes the replicated state (see snapshot.ts). */
+  snapshot(): Uint8Array {
+    return encodeSnapshot(this.state);
+  }
+
+  // ---- Replicated ----------------------------------------------------------------------------
+
+  /** Applies a logged command at its entry time (see transitions.ts for each command's results). */
+  apply(command: Command, atMs: number): ApplyResult {
+    return applyCommand(this.state, command, atMs);
+  }
+
+  queue(name: string): Queue | undefined {
+    return this.state.queues.get(name);
+  }
+
+  queueByGen(gen: number): Queue | undefined {
+    return this.state.queuesByGen.get(gen);
+  }
+
+  // ---- Primary-local -------------------------------------------------------------------------
+
+  /** Opens the spool as a new primary at `nowMs` (see primary.openPrimary). */
+  openPrimary(nowMs: number): void {
+    primary.openPrimary(this.state, this.state.readTime(nowMs));
+  }
+
+  /** Leases the first visible message (see primary.receive). */
+  receive(queue: Queue, nowMs: number): primary.ReceiveOutcome {
+    return primary.receive(this.state, queue, this.state.readTime(nowMs));
+  }
+
+  nextReceiveTokenAtMs(queue: Queue, nowMs: number): number {
+    return primary.nextReceiveTokenAtMs(queue, this.state.readTime(nowMs));
+  }
+
+  resolveLease(
+    queueGen: number,
+    seq: number,
+    gen: number,
+    delivery: number,
+    nowMs: number,
+  ): Message | GoneReason {
+    const now = this.state.readTime(nowMs);
+    return primary.resolveLease(this.state, queueGen, seq, gen, delivery, now);
+  }
+
+  resolveFailureLease(queueGen: number, seq: number, gen: number): Message | GoneReason {
+    return primary.resolveFailureLease(this.state, queueGen, seq, gen);
+  }
+
+  resolveHandle(
+    queueGen: number,
+    seq: number,
+    gen: number,
+    deliveries: number,
+    leased: boolean,
+  ): Message | GoneReason {
+    return primary.resolveHandle(this.state, queueGen, seq, gen, deliveries, leased);
+  }
+
+  /** Extends a resolved lease; returns its deadline (Infinity when none). */
+  renew(queue: Queue, message: Message, nowMs: number): number {
+    return primary.renewLease(this.state, queue, message, this.state.readTime(nowMs));
+  }
+
+  /** Release without delay of a resolved lease (no log entry). */
+  releaseNow(queue: Queue, message: Message): void {
+    primary.releaseNow(this.state, queue, message);
+  }
+
+  beginSettle(message: Message): void {
+    primary.beginSettle(message);
+  }
+
+  endSettle(queue: Queue, message: Message): void {
+    primary.endSettle(this.state, queue, message);
+  }
+
+  collectTimedOutLeases(queue: Queue, nowMs: number, out: Message[], max: number): void {
+    primary.collectTimedOutLeases(queue, this.state.readTime(nowMs), out, max);
+  }
+
+  collectExpired(queue: Queue, nowMs: number, seqs: number[], gens: number[], max: number): void {
+    primary.collectExpired(queue, this.state.readTime(nowMs), seqs, gens, max);
+  }
+
+  reindexExpiry(queue: Queue, message: Message): void {
+    primary.reindexExpiry(this.state, queue, message);
+  }
+
+  /** Earliest deadline of timer work (ms), Infinity when none; resets `deadlineHintMs`. */
+  nextDeadlineMs(): number {
+    return primary.nextDeadlineMs(this.state);
+  }
+
+  /** Lower bound of deadlines created since the last `nextDeadlineMs` (see SpoolState). */
+  get deadlineHintMs(): number {
+    return this.state.deadlineHintMs;
+  }
+
+  /** Makes elapsed delays of `queue` visible; returns how many became visible. */
+  promote(queue: Queue, nowMs: number): number {
+    return primary.promote(queue, this.state.readTime(nowMs));
+  }
+
+  failureHead(queue: Queue): Message | undefined {
+    return primary.failureHead(queue);
+  }
+
+  /** The primary's check before logging an append (see primary.precheckAppend). */
+  precheckAppend(
+    queue: Queue,
+    dedupKey: string | null,
+    growthBytes: number,
+    countsMessage: boolean,
+    nowMs: number,
+  ): MqError | number | null {
+    const now = this.state.readTime(nowMs);
+    return primary.precheckAppend(this.state, queue, dedupKey, growthBytes, countsMessage, now);
+  }
+
+  beginAppend(queue: Queue, bytes: number, dedupKey: string | null): void {
+    primary.beginAppend(this.state, queue, bytes, dedupKey);
+  }
+
+  endAppend(queue: Queue, bytes: number, dedupKey: string | null): void {
+    primary.endAppend(this.state, queue, bytes, dedupKey);
+  }
+
+  // ---- Reads ---------------------------------------------------------------------------------
+
+  queueView(queue: Queue): QueueView {
+    return reads.queueView(this.state, queue);
+  }
+
+  queueCounts(queue: Queue, nowMs: number): Counts {
+    return reads.queueCounts(queue, this.state.readTime(nowMs));
+  }
+
+  spoolCounts(nowMs: number): Counts {
+    return reads.spoolCounts(this.state, this.state.readTime(nowMs));
+  }
+
+  describe(name: string, nowMs: number): SpoolView {
+    return reads.spoolView(this.state, name, this.state.readTime(nowMs));
+  }
+
+  selectQueues(selection: reads.QueueSelection): reads.QueuePage {
+    return reads.selectQueues(this.state, selection);
+  }
+
+  selectMessages(
+    queue: Queue,
+    nowMs: number,
+    selection: reads.MessageSelection,
+  ): reads.MessagePage {
+    return reads.selectMessages(queue, this.state.readTime(nowMs), selection);
+  }
+
+  messageView(queue: Queue, message: Message, nowMs: number): MessageView {
+    return reads.messageView(queue, message, this.state.readTime(nowMs));
+  }
+
+  messageState(message: Message, nowMs: number): MessageState {
+    return reads.messageStateOf(message, this.state.readTime(nowMs));
+  }
+}
+

@@ -1,0 +1,137 @@
+// `SpoolService` over the spool hosts this process serves as primary: finds the host of the
+// spool (404 spool_not_found otherwise) and delegates. Every method is async so a synchronous
+// throw from a host becomes a rejection, as the interface promises.
+
+import {
+  type Delivery,
+  type DeleteMode,
+  type ListQuery,
+  type MessageListQuery,
+  type MessageView,
+  MqError,
+  type Page,
+  type PeekResult,
+  type QueueView,
+  type ReceiveRequest,
+  type SendRequest,
+  type SendResult,
+  type SettingsInput,
+  type SettingsPatch,
+  type SpoolService,
+  type SpoolView,
+  type StatsPage,
+  type StatsQuery,
+  type TokenRef,
+} from '@mq/engine';
+import type { SpoolHost } from './spool-host.js';
+
+export class HostedSpoolService implements SpoolService {
+  constructor(private readonly hosts: ReadonlyMap<string, SpoolHost>) {}
+
+  private host(spool: string): SpoolHost {
+    const host = this.hosts.get(spool);
+    if (host === undefined) throw new MqError('spool_not_found', `spool ${spool} does not exist`);
+    return host;
+  }
+
+  async checkTarget(spool: string, queue?: string): Promise<void> {
+    this.host(spool).checkTarget(queue);
+  }
+
+  ready(): boolean {
+    return true;
+  }
+
+  async describeSpool(spool: string): Promise<SpoolView> {
+    return this.host(spool).describe();
+  }
+
+  async spoolStats(spool: string, query: StatsQuery): Promise<StatsPage> {
+    return this.host(spool).stats(query);
+  }
+
+  async listQueues(spool: string, query: ListQuery): Promise<Page<QueueView>> {
+    return this.host(spool).listQueues(query);
+  }
+
+  async describeQueue(spool: string, queue: string): Promise<QueueView> {
+    return this.host(spool).describeQueue(queue);
+  }
+
+  async createQueue(spool: string, queue: string, input: SettingsInput): Promise<QueueView> {
+    return this.host(spool).createQueue(queue, input);
+  }
+
+  async updateQueue(spool: string, queue: string, patch: SettingsPatch): Promise<QueueView> {
+    return this.host(spool).updateQueue(queue, patch);
+  }
+
+  async deleteQueue(
+    spool: string,
+    queue: string,
+    mode: DeleteMode,
+  ): Promise<'deleted' | 'accepted'> {
+    return this.host(spool).deleteQueue(queue, mode);
+  }
+
+  async send(spool: string, queue: string, request: SendRequest): Promise<SendResult> {
+    return this.host(spool).send(queue, request);
+  }
+
+  async receive(spool: string, queue: string, request: ReceiveRequest): Promise<Delivery | null> {
+    return this.host(spool).receive(queue, request);
+  }
+
+  async ack(spool: string, lease: string): Promise<void> {
+    return this.host(spool).ack(lease);
+  }
+
+  async nack(spool: string, lease: string): Promise<void> {
+    return this.host(spool).nack(lease);
+  }
+
+  async release(spool: string, lease: string, delayMs: number): Promise<void> {
+    return this.host(spool).release(lease, delayMs);
+  }
+
+  async fail(spool: string, lease: string): Promise<void> {
+    return this.host(spool).fail(lease);
+  }
+
+  async renew(spool: string, lease: string): Promise<{ readonly leaseExpiresAtMs?: number }> {
+    return this.host(spool).renew(lease);
+  }
+
+  async peek(spool: string, handle: string): Promise<PeekResult> {
+    return this.host(spool).peek(handle);
+  }
+
+  async recover(spool: string, token: TokenRef, delayMs: number): Promise<void> {
+    return this.host(spool).recover(token, delayMs);
+  }
+
+  async discard(spool: string, token: TokenRef): Promise<void> {
+    return this.host(spool).discard(token);
+  }
+
+  async listMessages(
+    spool: string,
+    queue: string,
+    query: MessageListQuery,
+  ): Promise<Page<MessageView>> {
+    return this.host(spool).listMessages(queue, query);
+  }
+
+  async failureHead(spool: string, queue: string): Promise<Delivery | null> {
+    return this.host(spool).failureHead(queue);
+  }
+
+  async ackAndSend(
+    spool: string,
+    lease: string,
+    queue: string,
+    request: SendRequest,
+  ): Promise<SendResult> {
+    return this.host(spool).ackAndSend(lease, queue, request);
+  }
+}

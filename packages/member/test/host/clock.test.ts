@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock, TIMER_DELAY_MAX_MS, systemClock } from '../../src/host/clock.js';
+
+describe('ManualClock', () => {
+  it('fires due timers in deadline order, setting the time to each deadline', async () => {
+    const clock = new ManualClock(1000);
+    const fired: [string, number][] = [];
+    clock.setTimer(() => fired.push(['b', clock.nowMs()]), 20);
+    clock.setTimer(() => fired.push(['a', clock.nowMs()]), 10);
+    clock.setTimer(() => fired.push(['c', clock.nowMs()]), 20);
+    const late = clock.setTimer(() => fired.push(['late', clock.nowMs()]), 31);
+    await clock.advance(30);
+    expect(fired).toEqual([
+      ['a', 1010],
+      ['b', 1020],
+      ['c', 1020],
+    ]);
+    expect(clock.nowMs()).toBe(1030);
+    clock.clearTimer(late);
+    await clock.advance(100);
+    expect(fired.length).toBe(3);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('timers set by a firing timer fire in the same advance when due', async () => {
+    const clock = new ManualClock(0);
+    const fired: number[] = [];
+    clock.setTimer(() => {
+      fired.push(clock.nowMs());
+      clock.setTimer(() => fired.push(clock.nowMs()), 5);
+    }, 5);
+    await clock.advance(10);
+    expect(fired).toEqual([5, 10]);
+  });
+
+  it('lets promise continuations started by a timer finish before the next timer', async () => {
+    const clock = new ManualClock(0);
+    const order: string[] = [];
+    clock.setTimer(() => {
+      void Promise.resolve().then(() => order.push('continuation'));
+    }, 1);
+    clock.setTimer(() => order.push('second'), 2);
+    await clock.advance(2);
+    expect(order).toEqual(['continuation', 'second']);
+  });
+
+  it('fails loudly on a runaway timer loop', async () => {
+    const clock = new ManualClock(0);
+    const again = (): void => {
+      clock.setTimer(again, 0);
+    };
+    clock.setTimer(again, 0);
+    await expect(clock.advance(1)).rejects.toThrow(/too many timers/);
+  });
+});
+
+describe('systemClock', () => {
+  it('reads wall time and fires timers (long delays clamped to what setTimeout honours)', async () => {
+    const before = Date.now();
+    expect(systemClock.nowMs()).toBeGreaterThanOrEqual(before);
+    await new Promise<void>((resolve) => systemClock.setTimer(resolve, 1));
+    const never = systemClock.setTimer(() => {
+      throw new Error('cleared timer fired');
+    }, TIMER_DELAY_MAX_MS * 10);
+    systemClock.clearTimer(never);
+  });
+});

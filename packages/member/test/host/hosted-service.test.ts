@@ -1,0 +1,70 @@
+import { SpoolEngine } from '@mq/engine';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/host/clock.js';
+import { LocalCommandLog } from '../../src/host/command-log.js';
+import { CursorCodec } from '../../src/host/cursors.js';
+import { HostedSpoolService } from '../../src/host/hosted-service.js';
+import { PatternCache } from '../../src/host/patterns.js';
+import { SpoolHost } from '../../src/host/spool-host.js';
+import { TokenCodec } from '../../src/host/tokens.js';
+import { SALT, SECRET, expectError } from './helpers.js';
+
+function service(): HostedSpoolService {
+  const clock = new ManualClock();
+  const engine = new SpoolEngine();
+  const host = new SpoolHost({
+    name: 'main',
+    engine,
+    log: new LocalCommandLog(engine, clock),
+    clock,
+    tokens: new TokenCodec(SECRET, SALT),
+    cursors: new CursorCodec(SECRET, SALT),
+    patterns: new PatternCache(),
+    appliesSynchronously: true,
+  });
+  host.openPrimary();
+  return new HostedSpoolService(new Map([['main', host]]));
+}
+
+describe('HostedSpoolService', () => {
+  it('routes to the spool host, and every method rejects (never throws) 404 spool_not_found for others', async () => {
+    const s = service();
+    expect(s.ready()).toBe(true);
+    await s.createQueue('main', 'q', {});
+    expect((await s.describeQueue('main', 'q')).name).toBe('q');
+    const lease = 'A'.repeat(56);
+    const send = { payload: new Uint8Array(), delayMs: 0, wantHandle: false };
+    const calls: (() => Promise<unknown>)[] = [
+      () => s.checkTarget('x'),
+      () => s.describeSpool('x'),
+      () => s.spoolStats('x', { limit: 1 }),
+      () => s.listQueues('x', { limit: 1 }),
+      () => s.describeQueue('x', 'q'),
+      () => s.createQueue('x', 'q', {}),
+      () => s.updateQueue('x', 'q', {}),
+      () => s.deleteQueue('x', 'q', 'force'),
+      () => s.send('x', 'q', send),
+      () => s.receive('x', 'q', { waitMs: 0 }),
+      () => s.ack('x', lease),
+      () => s.nack('x', lease),
+      () => s.release('x', lease, 0),
+      () => s.fail('x', lease),
+      () => s.renew('x', lease),
+      () => s.peek('x', lease),
+      () => s.recover('x', { lease }, 0),
+      () => s.discard('x', { lease }),
+      () => s.listMessages('x', 'q', { limit: 1, withHandles: false }),
+      () => s.failureHead('x', 'q'),
+      () => s.ackAndSend('x', lease, 'q', send),
+    ];
+    for (const call of calls) {
+      const pending = call();
+      expect(pending).toBeInstanceOf(Promise);
+      await expectError(pending, 'spool_not_found');
+    }
+    // Synchronous host errors become rejections too.
+    const peek = s.peek('main', lease);
+    expect(peek).toBeInstanceOf(Promise);
+    await expectError(peek, 'gone', { reason: 'stale' });
+  });
+});
