@@ -70,16 +70,27 @@ export interface AppendEntries extends MessageBase {
   readonly prevLogTerm: number;
   readonly entries: readonly Entry[];
   readonly leaderCommit: number;
+  /**
+   * The leader's logical clock (ticks) when it sent this message, echoed back in the response:
+   * an acknowledgement proves the follower heard from the leader no earlier than this tick, which
+   * is what the leader lease is measured from (Raft thesis 6.4.1). Opaque to followers.
+   */
+  readonly leaderTick: number;
 }
 
 export interface AppendEntriesResponse extends MessageBase {
   readonly type: MessageType.AppendEntriesResponse;
   readonly success: boolean;
-  /** On success: highest index now durably matching the leader. */
+  /**
+   * On success: highest index now durably matching the leader. On failure: the request's
+   * `prevLogIndex` that did not match (lets the leader ignore stale or duplicated rejections).
+   */
   readonly matchIndex: number;
   /** On failure: fast-backtracking hints (conflicting term and its first index, or log length). */
   readonly conflictIndex: number;
   readonly conflictTerm: number;
+  /** Echo of the request's `leaderTick` (see AppendEntries). */
+  readonly leaderTick: number;
 }
 
 export interface RequestVote extends MessageBase {
@@ -139,20 +150,33 @@ export interface RestoredState {
 /**
  * Durable storage of one Raft group. Many groups share one `StorageEngine` (one LevelDB per
  * process); everything saved during one event-loop turn, for all groups, is written in one synced
- * batch (group commit). A returned promise resolves only once the write is durable (fsynced).
+ * batch (group commit). A returned promise resolves only once the write is durable (fsynced),
+ * with one exception (etcd's MustSync): a `save` with no entries whose hard state differs from
+ * the previous one only in `commit` may resolve without an fsync of its own; a crash may lose
+ * that commit index (harmless: it is learned again from the leader).
  */
 export interface GroupStorage {
   readonly group: GroupId;
-  /** Reads what was durably stored; a torn tail (partial batch, bad checksum) is dropped. */
+  /**
+   * Reads what was durably stored; a torn tail (partial batch, bad checksum) is dropped.
+   * Call it once before any write: writes are planned against what it found.
+   */
   load(): Promise<RestoredState>;
   /**
    * Persists `hardState` (if given) and `entries` (contiguous, ascending). Entries at or after
    * `entries[0].index` that were stored before are replaced (log truncation on conflict).
    */
   save(hardState: HardState | null, entries: readonly Entry[]): Promise<void>;
-  /** Stores a snapshot durably and drops log entries with index <= snapshot.meta.index. */
+  /**
+   * Stores a snapshot durably and drops log entries with index <= snapshot.meta.index. Entries
+   * after it are kept only if the stored entry at snapshot.meta.index has the snapshot's term;
+   * otherwise the whole log is discarded (Raft figure 13, InstallSnapshot steps 6-7).
+   */
   saveSnapshot(snapshot: Snapshot): Promise<void>;
-  /** Drops log entries with index <= `index` (after a local snapshot). */
+  /**
+   * Drops log entries with index <= `index` (after a local snapshot). `index` must not pass the
+   * latest saved snapshot's index (that would leave a gap after it): an assertion fails.
+   */
   compact(index: number): Promise<void>;
   /** Removes everything of the group (member removed from the group). */
   destroy(): Promise<void>;

@@ -1,0 +1,1218 @@
+// The pure Raft core of one replica, in the style of etcd-io/raft: `step(message)`, `tick()`,
+// `propose(...)` change state and fill an outbox; `ready()` hands the driver what to persist,
+// send and apply; `onPersisted(ready)` reports that a Ready's writes are durable. No clock,
+// disk, socket or random source inside: time is `tick()`, randomness is `config.random`.
+//
+// The role is a swapped step function (stepFollower / stepCandidate / stepLeader), so role checks
+// are not scattered through the code. References below are to the Raft paper (Ongaro and
+// Ousterhout, 2014) as "Raft 5.x" and to Ongaro's thesis (2014) as "thesis x.y".
+
+import {
+  EntryType,
+  MessageType,
+  type AppendEntries,
+  type AppendEntriesResponse,
+  type ClusterConfig,
+  type Entry,
+  type HardState,
+  type InstallSnapshot,
+  type InstallSnapshotResponse,
+  type Message,
+  type NodeId,
+  type RequestVote,
+  type RequestVoteResponse,
+  type RestoredState,
+  type Snapshot,
+} from '../types.js';
+import { assert } from './assert.js';
+import {
+  ConfChangeType,
+  checkConfChange,
+  encodeConfChange,
+  type ConfChange,
+} from './conf-change.js';
+import { validateConfig, type RaftConfig } from './config.js';
+import { RaftLog } from './log.js';
+import { EMPTY_CONFIG, Membership } from './membership.js';
+import { NEVER_TICK, Progress, type ProgressState } from './progress.js';
+import { quorumValue, tallyVotes } from './quorum.js';
+import type { Ready } from './ready.js';
+import { SnapshotReceiver } from './snapshot-receiver.js';
+
+export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
+
+/** Why the leader refused a proposal; nothing was appended. */
+export type RefusalReason =
+  | 'not_leader'
+  | 'transferring'
+  | 'conf_change_pending'
+  | 'invalid_conf_change';
+
+export type ProposeResult =
+  | { readonly ok: true; readonly index: number; readonly term: number }
+  | {
+      readonly ok: false;
+      readonly reason: RefusalReason;
+      /** Best guess of the current leader (null when unknown). */
+      readonly leaderId: NodeId | null;
+      readonly message: string;
+    };
+
+/** The leader's view of one follower, for status and membership decisions. */
+export interface ProgressView {
+  readonly match: number;
+  readonly next: number;
+  readonly state: ProgressState;
+  readonly recentActive: boolean;
+  readonly learner: boolean;
+}
+
+type CampaignKind = 'pre' | 'real' | 'transfer';
+
+const NO_ENTRIES: readonly Entry[] = [];
+
+export class RaftCore {
+  readonly id: NodeId;
+  private readonly cfg: RaftConfig;
+  private readonly log: RaftLog;
+  private readonly membership: Membership;
+
+  private termValue: number;
+  private vote: NodeId | null;
+  private roleValue: Role = 'follower';
+  private lead: NodeId | null = null;
+  private stepRole: (m: Message) => void;
+  private tickRole: () => void;
+
+  /**
+   * Lease clock: ticks since this core was created, including ticks the driver missed and
+   * reported with `advanceClock` (a stalled event loop). The leader lease is measured in it.
+   */
+  private now = 0;
+  /** Role clock: ticks actually processed (`tick()` only). Check-quorum is measured in it. */
+  private roleTicks = 0;
+  private electionElapsed = 0;
+  private heartbeatElapsed = 0;
+  private randomizedElectionTicks = 0;
+  /**
+   * Ticks since this replica last heard from a leader of its current term (or was one).
+   * While below `electionTicks` it ignores campaigns (leader stickiness, thesis 4.2.3), which is
+   * what the leader lease rests on. Deliberately not reset by term changes: a stale message that
+   * bumps our term must not release a vote the current leader's lease counts on. Starts at 0:
+   * right after a restart a replica cannot know whether it acknowledged a leader just before
+   * the crash, so it behaves as if it had.
+   */
+  private leaderContactTicks = 0;
+
+  private readonly progress = new Map<NodeId, Progress>();
+  private readonly votes = new Map<NodeId, boolean>();
+  private transferee: NodeId | null = null;
+  private transferElapsed = 0;
+  private timeoutNowSent = false;
+  /** Index of the Noop this leader appended when elected (Raft 5.4.2). */
+  private termStart = 0;
+
+  /** Latest snapshot (local or installed), kept for followers that fall behind the log base. */
+  private snapshotValue: Snapshot | null;
+  private receiver: SnapshotReceiver | null = null;
+  private pendingRestore: Snapshot | null = null;
+
+  private msgs: Message[] = [];
+  private msgsAfterPersist: Message[] = [];
+  private savedHardState: HardState;
+  private readySeq = 0;
+  private persistedSeq = 0;
+
+  /**
+   * A replica restored from `restored` (what storage loaded, or `bootstrapState(...)` for a
+   * founding member, or an empty state for a member that joins later). Throws
+   * `RaftConfigError` for an invalid configuration.
+   */
+  constructor(config: RaftConfig, restored: RestoredState) {
+    validateConfig(config);
+    this.cfg = config;
+    this.id = config.id;
+    const snapshot = restored.snapshot;
+    const baseIndex = snapshot?.meta.index ?? 0;
+    const baseTerm = snapshot?.meta.term ?? 0;
+    const entries = usableEntries(restored.entries, baseIndex, baseTerm);
+    this.log = new RaftLog(baseIndex, baseTerm, entries, restored.hardState.commit);
+    this.membership = new Membership(snapshot?.meta.config ?? EMPTY_CONFIG);
+    this.membership.onAppend(entries, 0);
+    assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
+    this.termValue = restored.hardState.term;
+    this.vote = restored.hardState.vote;
+    this.snapshotValue = snapshot;
+    this.savedHardState = this.hardState();
+    this.stepRole = this.stepFollower;
+    this.tickRole = this.tickElection;
+    this.becomeFollower(this.termValue, null);
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** Advances logical time by one tick. */
+  tick(): void {
+    this.now += 1;
+    this.roleTicks += 1;
+    this.leaderContactTicks += 1;
+    this.tickRole();
+  }
+
+  /**
+   * The driver missed `ticks` (>= 0) ticks, e.g. its event loop stalled. Only the lease clock
+   * moves, so a lease ends on time in real time; election, heartbeat and check-quorum timers do
+   * not (like etcd's ticker dropping missed ticks): a replica that stalled does not start an
+   * election or step down merely because it was itself slow, with its peers' messages still
+   * queued. Leader stickiness then lasts longer in real time, which is the safe direction.
+   */
+  advanceClock(ticks: number): void {
+    assert(Number.isSafeInteger(ticks) && ticks >= 0, 'advanceClock needs a tick count >= 0');
+    this.now += ticks;
+  }
+
+  /** Processes a message addressed to this replica (any term; stale ones are handled). */
+  step(m: Message): void {
+    assert(m.to === this.id, `message for ${m.to} stepped into ${this.id}`);
+    if (m.term > this.termValue) {
+      if (!this.onHigherTerm(m)) return;
+    } else if (m.term < this.termValue) {
+      this.onLowerTerm(m);
+      return;
+    }
+    this.stepRole(m);
+  }
+
+  /**
+   * Appends `datas` (>= 1) as Normal entries, in order, if this replica is the leader and no
+   * leadership transfer is under way. Returns the first index and the term, or a refusal.
+   */
+  propose(datas: readonly Uint8Array[]): ProposeResult {
+    assert(datas.length > 0, 'propose with no data');
+    const refusal = this.refuseProposal();
+    if (refusal !== null) return refusal;
+    const index = this.appendOwn(EntryType.Normal, datas);
+    this.bcastAppend(false);
+    return { ok: true, index, term: this.termValue };
+  }
+
+  /**
+   * Proposes one single-server membership change (thesis 4.1). Refused while another change is
+   * uncommitted, before the leader committed an entry of its own term (the fix to single-server
+   * changes in Ongaro's 2015 raft-dev note), when the change does not fit the current
+   * configuration, or when promoting a learner that is not replicating normally yet.
+   */
+  proposeConfChange(change: ConfChange): ProposeResult {
+    const refusal = this.refuseProposal();
+    if (refusal !== null) return refusal;
+    const committed = this.log.committed();
+    if (this.membership.currentIndex(this.log.baseIndex()) > committed) {
+      return this.refuse('conf_change_pending', 'a membership change is not committed yet');
+    }
+    if (committed < this.termStart) {
+      return this.refuse('conf_change_pending', 'leader has not committed an entry of its term');
+    }
+    const config = this.membership.current();
+    const why = checkConfChange(config, change);
+    if (why !== null) return this.refuse('invalid_conf_change', why);
+    const promoting =
+      change.type === ConfChangeType.PromoteLearner ||
+      (change.type === ConfChangeType.AddVoter && config.learners.includes(change.node));
+    if (promoting && this.progress.get(change.node)?.state !== 'replicate') {
+      return this.refuse('invalid_conf_change', `learner ${change.node} has not caught up`);
+    }
+    const index = this.appendOwn(EntryType.ConfChange, [encodeConfChange(change)]);
+    this.bcastAppend(false);
+    return { ok: true, index, term: this.termValue };
+  }
+
+  /**
+   * Starts handing leadership to voter `to` (thesis 3.10): bring it up to date, then send it
+   * TimeoutNow. Proposals are refused meanwhile; after an election timeout the transfer is
+   * abandoned. Refused when not leader or `to` is not another voter.
+   */
+  transferLeadership(to: NodeId): ProposeResult {
+    if (this.roleValue !== 'leader') return this.refuse('not_leader', 'not the leader');
+    if (to === this.id || !this.membership.current().voters.includes(to)) {
+      return this.refuse('invalid_conf_change', `${to} is not another voter`);
+    }
+    if (this.transferee === to) return { ok: true, index: 0, term: this.termValue };
+    this.transferee = to;
+    this.transferElapsed = 0;
+    this.timeoutNowSent = false;
+    const pr = this.progress.get(to)!;
+    if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(to);
+    else this.sendAppendLoop(to, pr, false);
+    return { ok: true, index: 0, term: this.termValue };
+  }
+
+  /**
+   * The application snapshotted its state at `index` (<= applied, > the latest snapshot's
+   * index): records the snapshot and drops log entries up to `index - retainEntries` from memory
+   * (a few retained entries let slightly lagging followers catch up without a snapshot).
+   * Returns the snapshot, which the driver must persist (storage.saveSnapshot).
+   */
+  snapshotTaken(index: number, data: Uint8Array, retainEntries = 0): Snapshot {
+    assert(index <= this.log.applied(), `snapshot ${index} beyond applied ${this.log.applied()}`);
+    assert(index > (this.snapshotValue?.meta.index ?? 0), `snapshot ${index} not newer`);
+    assert(retainEntries >= 0, 'retainEntries must be >= 0');
+    const term = this.log.term(index);
+    assert(term !== undefined, `snapshot index ${index} below the log base`);
+    const meta = { index, term, config: this.membership.configAt(index) };
+    const snapshot: Snapshot = { meta, data };
+    this.snapshotValue = snapshot;
+    const compactTo = Math.max(this.log.baseIndex(), index - retainEntries);
+    this.membership.onCompact(compactTo);
+    this.log.compact(compactTo);
+    return snapshot;
+  }
+
+  // ---------------------------------------------------------------- outputs
+
+  /** True when `ready()` would return something. */
+  hasReady(): boolean {
+    return (
+      this.msgs.length > 0 ||
+      this.msgsAfterPersist.length > 0 ||
+      this.log.hasUnstable() ||
+      this.log.hasCommittedToApply() ||
+      this.pendingRestore !== null ||
+      this.hardStateChanged()
+    );
+  }
+
+  /**
+   * Everything accumulated since the previous Ready, or null when there is nothing. Readies may
+   * be taken while earlier ones are still being persisted; `onPersisted` goes in `seq` order.
+   */
+  ready(): Ready | null {
+    if (!this.hasReady()) return null;
+    let hardState: HardState | null = null;
+    if (this.hardStateChanged()) {
+      hardState = this.hardState();
+      checkHardStateStep(this.savedHardState, hardState);
+      this.savedHardState = hardState;
+    }
+    const snapshot = this.pendingRestore;
+    this.pendingRestore = null;
+    const ready: Ready = {
+      seq: ++this.readySeq,
+      hardState,
+      snapshot,
+      entries: this.log.takeUnstable(),
+      messages: this.msgs,
+      messagesAfterPersist: this.msgsAfterPersist,
+      committed: this.log.takeCommitted(),
+    };
+    this.msgs = [];
+    this.msgsAfterPersist = [];
+    return ready;
+  }
+
+  /**
+   * The writes of `ready` (and of every earlier Ready) are durable. The leader counts itself in
+   * the commit quorum only for entries acknowledged here (thesis 10.2.1).
+   */
+  onPersisted(ready: Ready): void {
+    assert(ready.seq === this.persistedSeq + 1, `onPersisted(${ready.seq}) out of order`);
+    this.persistedSeq = ready.seq;
+    if (ready.snapshot !== null) this.log.stableSnapshot(ready.snapshot.meta.index);
+    const n = ready.entries.length;
+    if (n > 0) this.log.stableTo(ready.entries[n - 1]!.index, ready.entries[n - 1]!.term);
+    if (this.roleValue === 'leader' && this.maybeCommit()) this.bcastAppend(true);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  currentTerm(): number {
+    return this.termValue;
+  }
+
+  role(): Role {
+    return this.roleValue;
+  }
+
+  isLeader(): boolean {
+    return this.roleValue === 'leader';
+  }
+
+  /** Leader of the current term as far as this replica knows, or null. */
+  leaderId(): NodeId | null {
+    return this.lead;
+  }
+
+  votedFor(): NodeId | null {
+    return this.vote;
+  }
+
+  commitIndex(): number {
+    return this.log.committed();
+  }
+
+  /** Highest index handed to the application. */
+  appliedIndex(): number {
+    return this.log.applied();
+  }
+
+  lastIndex(): number {
+    return this.log.lastIndex();
+  }
+
+  /** Highest index known durable locally. */
+  stableIndex(): number {
+    return this.log.stableIndex();
+  }
+
+  /** Lowest index whose term is known (entries above it are in memory). */
+  logBaseIndex(): number {
+    return this.log.baseIndex();
+  }
+
+  /** Term of the entry at `index`, or undefined when compacted or beyond the last index. */
+  termAt(index: number): number | undefined {
+    return this.log.term(index);
+  }
+
+  /** Entry at `index` in (logBaseIndex, lastIndex]. */
+  entryAt(index: number): Entry {
+    return this.log.entry(index);
+  }
+
+  /** The configuration in force (latest in the log, thesis 4.1). */
+  config(): ClusterConfig {
+    return this.membership.current();
+  }
+
+  /** Index of the leader's first entry of its term (its Noop), 0 when not leader. */
+  termStartIndex(): number {
+    return this.roleValue === 'leader' ? this.termStart : 0;
+  }
+
+  /** Latest snapshot known to this replica (local or installed), with its data. */
+  latestSnapshot(): Snapshot | null {
+    return this.snapshotValue;
+  }
+
+  /** Ticks since creation. */
+  tickCount(): number {
+    return this.now;
+  }
+
+  /** Voter being handed leadership, or null. */
+  transferTarget(): NodeId | null {
+    return this.transferee;
+  }
+
+  /** Leader only: the view of follower `id`, or null. */
+  progressOf(id: NodeId): ProgressView | null {
+    const pr = this.progress.get(id);
+    if (pr === undefined) return null;
+    return {
+      match: pr.match,
+      next: pr.next,
+      state: pr.state,
+      recentActive: this.roleTicks - pr.lastHeardTick < this.cfg.electionTicks,
+      learner: this.membership.current().learners.includes(id),
+    };
+  }
+
+  /** Leader only: every follower's view. */
+  progressAll(): Map<NodeId, ProgressView> {
+    const out = new Map<NodeId, ProgressView>();
+    for (const id of this.progress.keys()) out.set(id, this.progressOf(id)!);
+    return out;
+  }
+
+  /**
+   * True iff this replica is the leader, has committed an entry of its term, is not handing
+   * leadership over, and a quorum of voters acknowledged messages it sent less than `leaseTicks`
+   * ticks ago. Followers ignore votes for an election timeout after hearing from the leader
+   * (leader stickiness), and `leaseTicks < electionTicks`, so no other leader can be elected
+   * while this returns true (thesis 6.4.1), clock drift within the margin permitting.
+   */
+  hasLeaderLease(): boolean {
+    if (this.roleValue !== 'leader' || !this.cfg.checkQuorum || this.transferee !== null) {
+      return false;
+    }
+    if (this.log.committed() < this.termStart) return false;
+    const ticks: number[] = [];
+    for (const voter of this.membership.current().voters) {
+      if (voter === this.id) ticks.push(this.now);
+      else ticks.push(this.progress.get(voter)?.ackedLeaderTick ?? NEVER_TICK);
+    }
+    const leaseStart = quorumValue(ticks, NEVER_TICK);
+    return this.now - leaseStart < this.cfg.leaseTicks;
+  }
+
+  // ---------------------------------------------------------------- terms and roles
+
+  /** A message from a later term; returns false when it is to be ignored. */
+  private onHigherTerm(m: Message): boolean {
+    if (m.type === MessageType.RequestVote) {
+      // Leader stickiness (thesis 4.2.3): with a live leader, ignore campaigns, unless the
+      // leader itself asked for this one (TimeoutNow).
+      if (!m.transfer && this.inLease()) return false;
+      // A pre-vote never changes our term.
+      if (m.preVote) return true;
+    }
+    // Granted pre-votes carry the term the candidate would campaign in, not a newer term.
+    if (m.type === MessageType.RequestVoteResponse && m.preVote && m.granted) return true;
+    const fromLeader =
+      m.type === MessageType.AppendEntries ||
+      m.type === MessageType.InstallSnapshot ||
+      m.type === MessageType.TimeoutNow;
+    this.becomeFollower(m.term, fromLeader ? m.from : null);
+    return true;
+  }
+
+  /** A message from an earlier term: answer with our term so the sender catches up. */
+  private onLowerTerm(m: Message): void {
+    switch (m.type) {
+      case MessageType.AppendEntries:
+        // A leader of an old term, maybe cut off while we moved on: tell it to step down.
+        this.send(appendResponse(this, m, false, m.prevLogIndex, 0, 0));
+        return;
+      case MessageType.InstallSnapshot:
+        this.send(snapshotResponse(this, m.from, m.meta.index, 0, false, false));
+        return;
+      case MessageType.RequestVote:
+        this.send(voteResponse(this, m.from, this.termValue, m.preVote, false));
+        return;
+      default:
+        return;
+    }
+  }
+
+  private inLease(): boolean {
+    return this.cfg.checkQuorum && this.leaderContactTicks < this.cfg.electionTicks;
+  }
+
+  private promotable(): boolean {
+    return this.membership.current().voters.includes(this.id);
+  }
+
+  private reset(term: number): void {
+    if (term !== this.termValue) {
+      assert(term > this.termValue, `term would go back from ${this.termValue} to ${term}`);
+      this.termValue = term;
+      this.vote = null;
+    }
+    this.lead = null;
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    this.randomizedElectionTicks =
+      this.cfg.electionTicks + Math.floor(this.cfg.random() * this.cfg.electionTicks);
+    this.votes.clear();
+    this.progress.clear();
+    this.transferee = null;
+    this.transferElapsed = 0;
+    this.timeoutNowSent = false;
+    this.termStart = 0;
+  }
+
+  private becomeFollower(term: number, lead: NodeId | null): void {
+    this.reset(term);
+    this.lead = lead;
+    this.roleValue = 'follower';
+    this.stepRole = this.stepFollower;
+    this.tickRole = this.tickElection;
+  }
+
+  private becomePreCandidate(): void {
+    assert(this.roleValue !== 'leader', 'leader cannot become pre-candidate');
+    // Unlike a real campaign this changes neither term nor vote (thesis 9.6).
+    this.votes.clear();
+    this.lead = null;
+    this.roleValue = 'pre-candidate';
+    this.stepRole = this.stepCandidate;
+    this.tickRole = this.tickElection;
+  }
+
+  private becomeCandidate(): void {
+    assert(this.roleValue !== 'leader', 'leader cannot become candidate');
+    this.reset(this.termValue + 1);
+    this.vote = this.id;
+    this.roleValue = 'candidate';
+    this.stepRole = this.stepCandidate;
+    this.tickRole = this.tickElection;
+  }
+
+  private becomeLeader(): void {
+    assert(this.roleValue === 'candidate', 'only a candidate becomes leader');
+    this.reset(this.termValue);
+    this.lead = this.id;
+    this.roleValue = 'leader';
+    this.stepRole = this.stepLeader;
+    this.tickRole = this.tickHeartbeat;
+    const next = this.log.lastIndex() + 1;
+    for (const member of this.members()) {
+      if (member !== this.id) this.progress.set(member, this.newProgress(next));
+    }
+    // A leader may count replicas only for entries of its own term (Raft 5.4.2): the Noop gets
+    // earlier entries committed without waiting for a client proposal.
+    this.termStart = this.appendOwn(EntryType.Noop, [new Uint8Array(0)]);
+    this.bcastAppend(false);
+  }
+
+  private newProgress(next: number): Progress {
+    return new Progress(next, this.cfg.inflightMessagesMax, this.roleTicks);
+  }
+
+  private members(): NodeId[] {
+    const config = this.membership.current();
+    return [...config.voters, ...config.learners];
+  }
+
+  // ---------------------------------------------------------------- elections
+
+  private readonly tickElection = (): void => {
+    this.electionElapsed += 1;
+    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTicks) {
+      this.electionElapsed = 0;
+      this.campaign(this.cfg.preVote ? 'pre' : 'real');
+    }
+  };
+
+  /** Starts a (pre-)election (Raft 5.2, thesis 9.6). A transfer campaign skips pre-vote. */
+  private campaign(kind: CampaignKind): void {
+    if (!this.promotable()) return;
+    let voteTerm: number;
+    if (kind === 'pre') {
+      this.becomePreCandidate();
+      voteTerm = this.termValue + 1;
+    } else {
+      this.becomeCandidate();
+      voteTerm = this.termValue;
+    }
+    this.votes.set(this.id, true);
+    if (this.checkElection()) return;
+    const lastLogIndex = this.log.lastIndex();
+    const lastLogTerm = this.log.lastTerm();
+    for (const voter of this.membership.current().voters) {
+      if (voter === this.id) continue;
+      const request: RequestVote = {
+        type: MessageType.RequestVote,
+        from: this.id,
+        to: voter,
+        term: voteTerm,
+        preVote: kind === 'pre',
+        lastLogIndex,
+        lastLogTerm,
+        transfer: kind === 'transfer',
+      };
+      this.send(request);
+    }
+  }
+
+  /** Acts on the votes so far; returns true when the election is decided. */
+  private checkElection(): boolean {
+    const result = tallyVotes(this.membership.current().voters, this.votes);
+    if (result === 'pending') return false;
+    if (result === 'lost') this.becomeFollower(this.termValue, null);
+    else if (this.roleValue === 'pre-candidate') this.campaign('real');
+    else this.becomeLeader();
+    return true;
+  }
+
+  /** Raft 5.2 / 5.4.1 vote rules, plus pre-vote (thesis 9.6). */
+  private handleVoteRequest(m: RequestVote): void {
+    // Stickiness again, for requests in our own term: our term may have moved without a leader
+    // telling us (a stale answer from a later term), and the lease still counts on us.
+    const sticky = !m.transfer && this.inLease();
+    const canVote =
+      this.vote === m.from ||
+      (!sticky &&
+        ((this.vote === null && this.lead === null) || (m.preVote && m.term > this.termValue)));
+    if (canVote && this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm)) {
+      if (!m.preVote) {
+        assert(m.term === this.termValue, 'granting a vote in another term');
+        this.vote = m.from;
+        this.electionElapsed = 0;
+      }
+      this.send(voteResponse(this, m.from, m.term, m.preVote, true));
+    } else {
+      this.send(voteResponse(this, m.from, this.termValue, m.preVote, false));
+    }
+  }
+
+  // ---------------------------------------------------------------- step functions
+
+  private readonly stepFollower = (m: Message): void => {
+    switch (m.type) {
+      case MessageType.AppendEntries:
+        this.heardFromLeader(m.from);
+        this.handleAppend(m);
+        return;
+      case MessageType.InstallSnapshot:
+        this.heardFromLeader(m.from);
+        this.handleSnapshotChunk(m);
+        return;
+      case MessageType.RequestVote:
+        this.handleVoteRequest(m);
+        return;
+      case MessageType.TimeoutNow:
+        // The leader hands us leadership (thesis 3.10): campaign at once, skipping pre-vote.
+        if (this.promotable()) this.campaign('transfer');
+        return;
+      default:
+        return; // responses from an earlier role of ours in this term
+    }
+  };
+
+  private heardFromLeader(leader: NodeId): void {
+    this.lead = leader;
+    this.electionElapsed = 0;
+    this.leaderContactTicks = 0;
+  }
+
+  private readonly stepCandidate = (m: Message): void => {
+    switch (m.type) {
+      case MessageType.AppendEntries:
+        // Someone won this term (Raft 5.2).
+        this.becomeFollower(this.termValue, m.from);
+        this.heardFromLeader(m.from);
+        this.handleAppend(m);
+        return;
+      case MessageType.InstallSnapshot:
+        this.becomeFollower(this.termValue, m.from);
+        this.heardFromLeader(m.from);
+        this.handleSnapshotChunk(m);
+        return;
+      case MessageType.RequestVote:
+        this.handleVoteRequest(m);
+        return;
+      case MessageType.RequestVoteResponse:
+        if (m.preVote !== (this.roleValue === 'pre-candidate')) return;
+        this.votes.set(m.from, m.granted);
+        this.checkElection();
+        return;
+      default:
+        return;
+    }
+  };
+
+  private readonly stepLeader = (m: Message): void => {
+    switch (m.type) {
+      case MessageType.AppendEntriesResponse:
+        this.handleAppendResponse(m);
+        return;
+      case MessageType.InstallSnapshotResponse:
+        this.handleSnapshotResponse(m);
+        return;
+      case MessageType.RequestVote:
+        this.handleVoteRequest(m);
+        return;
+      case MessageType.AppendEntries:
+      case MessageType.InstallSnapshot:
+        assert(false, `two leaders in term ${this.termValue}: ${this.id} and ${m.from}`);
+        return;
+      default:
+        return;
+    }
+  };
+
+  // ---------------------------------------------------------------- follower replication
+
+  /** Raft 5.3 consistency check and append, with fast-backtracking hints on rejection. */
+  private handleAppend(m: AppendEntries): void {
+    let prev = m.prevLogIndex;
+    let prevTerm = m.prevLogTerm;
+    let entries = m.entries;
+    const committed = this.log.committed();
+    if (prev < committed) {
+      // Entries up to our commit index are the leader's (Leader Completeness): skip them.
+      const skip = Math.min(entries.length, committed - prev);
+      if (skip > 0) {
+        const ours = this.log.term(prev + skip);
+        assert(ours === undefined || ours === entries[skip - 1]!.term, 'committed entry differs');
+        entries = entries.slice(skip);
+      }
+      prev = committed;
+      prevTerm = this.log.term(committed)!;
+    }
+    if (!this.log.matchTerm(prev, prevTerm)) {
+      this.rejectAppend(m);
+      return;
+    }
+    const oldLast = this.log.lastIndex();
+    const appendedFrom = this.log.appendAfter(prev, entries);
+    if (appendedFrom > 0) {
+      if (appendedFrom <= oldLast) this.membership.onTruncate(appendedFrom);
+      this.membership.onAppend(entries, appendedFrom);
+    }
+    const lastNew = prev + entries.length;
+    this.log.commitTo(Math.min(m.leaderCommit, lastNew));
+    this.send(appendResponse(this, m, true, lastNew, 0, 0));
+  }
+
+  private rejectAppend(m: AppendEntries): void {
+    const prev = m.prevLogIndex;
+    const last = this.log.lastIndex();
+    if (prev > last) {
+      this.send(appendResponse(this, m, false, prev, last + 1, 0));
+      return;
+    }
+    // Our entry at prev has another term: point the leader at the first entry of that term,
+    // so it skips the whole term in one round trip instead of one entry per round trip.
+    const conflictTerm = this.log.term(prev)!;
+    const conflictIndex = this.log.firstIndexOfTerm(conflictTerm, this.log.committed() + 1, prev);
+    this.send(appendResponse(this, m, false, prev, conflictIndex, conflictTerm));
+  }
+
+  /** InstallSnapshot chunk (Raft 7), accepted in offset order; resumable by offset. */
+  private handleSnapshotChunk(m: InstallSnapshot): void {
+    const meta = m.meta;
+    const end = m.offset + m.chunk.byteLength;
+    if (meta.index <= this.log.committed()) {
+      // We already have everything it covers.
+      this.receiver = null;
+      this.send(snapshotResponse(this, m.from, meta.index, end, true, true));
+      return;
+    }
+    if (this.receiver === null || !this.receiver.isFor(meta)) {
+      if (m.offset !== 0) {
+        this.send(snapshotResponse(this, m.from, meta.index, 0, false, true));
+        return;
+      }
+      this.receiver = new SnapshotReceiver(meta);
+    }
+    const accepted = this.receiver.accept(m.offset, m.chunk);
+    const received = this.receiver.received();
+    if (!(m.done && accepted)) {
+      this.send(snapshotResponse(this, m.from, meta.index, received, false, true));
+      return;
+    }
+    const data = this.receiver.assemble();
+    this.receiver = null;
+    this.installSnapshot({ meta, data });
+    this.send(snapshotResponse(this, m.from, meta.index, received, true, true));
+  }
+
+  private installSnapshot(snapshot: Snapshot): void {
+    const { index, term } = snapshot.meta;
+    if (this.log.matchTerm(index, term)) {
+      // Our log already holds the snapshot's last entry: keep the log, just commit.
+      this.log.commitTo(index);
+      return;
+    }
+    this.log.restore(index, term);
+    this.membership.reset(snapshot.meta.config);
+    this.snapshotValue = snapshot;
+    this.pendingRestore = snapshot;
+  }
+
+  // ---------------------------------------------------------------- leader replication
+
+  private readonly tickHeartbeat = (): void => {
+    this.leaderContactTicks = 0;
+    this.heartbeatElapsed += 1;
+    // Check quorum: a leader that has not heard from a majority within an election timeout
+    // steps down, so a partitioned leader stops accepting proposals it can never commit.
+    if (this.cfg.checkQuorum && this.roleTicks - this.quorumHeardTick() >= this.cfg.electionTicks) {
+      this.becomeFollower(this.termValue, null);
+      return;
+    }
+    if (this.transferee !== null) {
+      this.transferElapsed += 1;
+      if (this.transferElapsed >= this.cfg.electionTicks) {
+        this.abortTransfer();
+        if (this.roleValue !== 'leader') return;
+      }
+    }
+    this.tickSnapshots();
+    if (this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
+      this.heartbeatElapsed = 0;
+      for (const [id, pr] of this.progress) this.sendHeartbeat(id, pr);
+    }
+  };
+
+  /** Latest tick by which a majority of voters (this leader included) had been heard from. */
+  private quorumHeardTick(): number {
+    const ticks: number[] = [];
+    for (const voter of this.membership.current().voters) {
+      if (voter === this.id) ticks.push(this.roleTicks);
+      else ticks.push(this.progress.get(voter)?.lastHeardTick ?? NEVER_TICK);
+    }
+    return quorumValue(ticks, this.roleTicks);
+  }
+
+  private abortTransfer(): void {
+    // Once TimeoutNow left, the target may still campaign with it, bypassing stickiness, so the
+    // lease can no longer be trusted in this term: step down instead of carrying on.
+    if (this.timeoutNowSent) this.becomeFollower(this.termValue, null);
+    else this.transferee = null;
+  }
+
+  private tickSnapshots(): void {
+    for (const [id, pr] of this.progress) {
+      if (pr.state !== 'snapshot') continue;
+      pr.snapshotStalledTicks += 1;
+      if (pr.snapshotStalledTicks >= this.cfg.electionTicks) {
+        this.sendSnapshotChunk(id, pr, pr.snapshotOffset);
+      }
+    }
+  }
+
+  private refuseProposal(): ProposeResult | null {
+    if (this.roleValue !== 'leader') return this.refuse('not_leader', 'not the leader');
+    if (this.transferee !== null) {
+      return this.refuse('transferring', `leadership is being transferred to ${this.transferee}`);
+    }
+    return null;
+  }
+
+  private refuse(reason: RefusalReason, message: string): ProposeResult {
+    const leaderId = reason === 'transferring' ? this.transferee : this.lead;
+    return { ok: false, reason, leaderId, message };
+  }
+
+  /** Leader: appends its own entries of the current term; returns the first index. */
+  private appendOwn(type: EntryType, datas: readonly Uint8Array[]): number {
+    const first = this.log.lastIndex() + 1;
+    const term = this.termValue;
+    const entries: Entry[] = new Array<Entry>(datas.length);
+    for (let i = 0; i < datas.length; i += 1) {
+      entries[i] = { index: first + i, term, type, data: datas[i]! };
+    }
+    this.log.append(entries);
+    if (type === EntryType.ConfChange && this.membership.onAppend(entries, first)) {
+      this.onConfigChanged();
+    }
+    return first;
+  }
+
+  /** Leader: track the members of the new configuration (and, until it commits, the leaving). */
+  private onConfigChanged(): void {
+    const members = new Set(this.members());
+    for (const [id, pr] of this.progress) pr.leaving = !members.has(id);
+    for (const id of members) {
+      if (id !== this.id && !this.progress.has(id)) {
+        this.progress.set(id, this.newProgress(this.log.lastIndex()));
+      }
+    }
+    if (this.transferee !== null && !this.membership.current().voters.includes(this.transferee)) {
+      this.transferee = null;
+    }
+    if (this.maybeCommit()) this.bcastAppend(true);
+  }
+
+  /** Raft 5.3 / 5.4.2: commit the highest index stored durably on a majority of voters. */
+  private maybeCommit(): boolean {
+    const matches: number[] = [];
+    for (const voter of this.membership.current().voters) {
+      if (voter === this.id) matches.push(this.log.stableIndex());
+      else matches.push(this.progress.get(voter)?.match ?? 0);
+    }
+    const index = quorumValue(matches, 0);
+    if (index <= this.log.committed() || this.log.term(index) !== this.termValue) return false;
+    this.log.commitTo(index);
+    const config = this.membership.current();
+    if (this.membership.currentIndex(this.log.baseIndex()) > index) return true;
+    this.dropLeaving();
+    if (!config.voters.includes(this.id)) {
+      // Removed from the configuration: keep leading only until the removal commits (4.2.2).
+      this.becomeFollower(this.termValue, null);
+    }
+    return true;
+  }
+
+  /**
+   * The configuration that removed them committed: one last heartbeat carrying the commit index
+   * (best effort, so they may apply their own removal), then forget them.
+   */
+  private dropLeaving(): void {
+    for (const [id, pr] of this.progress) {
+      if (!pr.leaving) continue;
+      this.sendHeartbeat(id, pr);
+      this.progress.delete(id);
+    }
+  }
+
+  private bcastAppend(allowEmpty: boolean): void {
+    if (this.roleValue !== 'leader') return;
+    for (const [id, pr] of this.progress) this.sendAppendLoop(id, pr, allowEmpty);
+  }
+
+  /** Sends as much as the follower's mode allows (one probe, or a window of pipelined appends). */
+  private sendAppendLoop(to: NodeId, pr: Progress, allowEmpty: boolean): void {
+    let sent = false;
+    while (this.maybeSendAppend(to, pr, allowEmpty && !sent)) {
+      sent = true;
+      if (pr.state !== 'replicate') return;
+    }
+  }
+
+  private maybeSendAppend(to: NodeId, pr: Progress, allowEmpty: boolean): boolean {
+    if (pr.isPaused()) return false;
+    const last = this.log.lastIndex();
+    assert(pr.next <= last + 1, `next ${pr.next} beyond last index ${last}`);
+    const prevLogIndex = pr.next - 1;
+    const prevLogTerm = this.log.term(prevLogIndex);
+    if (prevLogTerm === undefined) {
+      this.startSnapshot(to, pr);
+      return true;
+    }
+    const entries =
+      pr.next <= last ? this.log.slice(pr.next, last + 1, this.cfg.appendBytesMax) : NO_ENTRIES;
+    if (entries.length === 0 && !allowEmpty) return false;
+    this.send(this.appendMessage(to, prevLogIndex, prevLogTerm, entries));
+    if (entries.length > 0 && pr.state === 'replicate') {
+      const lastSent = entries[entries.length - 1]!.index;
+      pr.next = lastSent + 1;
+      pr.inflights.add(lastSent);
+    } else if (pr.state === 'probe') {
+      pr.probeSent = true;
+    }
+    return true;
+  }
+
+  private appendMessage(
+    to: NodeId,
+    prevLogIndex: number,
+    prevLogTerm: number,
+    entries: readonly Entry[],
+  ): AppendEntries {
+    return {
+      type: MessageType.AppendEntries,
+      from: this.id,
+      to,
+      term: this.termValue,
+      prevLogIndex,
+      prevLogTerm,
+      entries,
+      leaderCommit: this.log.committed(),
+      leaderTick: this.now,
+    };
+  }
+
+  /**
+   * An empty AppendEntries that asserts authority, carries the commit index, re-probes a
+   * follower in probe mode and exposes lost pipeline messages in replicate mode (the follower
+   * rejects the gap). Its acknowledgement is the lease evidence.
+   */
+  private sendHeartbeat(to: NodeId, pr: Progress): void {
+    let prev = 0;
+    let prevTerm = 0;
+    if (pr.state !== 'snapshot') {
+      const term = this.log.term(pr.next - 1);
+      if (term !== undefined) {
+        prev = pr.next - 1;
+        prevTerm = term;
+      } else {
+        // What the follower needs next was compacted away (pipeline stalled on lost messages
+        // meanwhile): only a snapshot can help it now.
+        this.startSnapshot(to, pr);
+      }
+    }
+    this.send(this.appendMessage(to, prev, prevTerm, NO_ENTRIES));
+  }
+
+  private handleAppendResponse(m: AppendEntriesResponse): void {
+    const pr = this.progress.get(m.from);
+    if (pr === undefined) return;
+    pr.lastHeardTick = this.roleTicks;
+    assert(m.leaderTick <= this.now, 'echoed leader tick from the future');
+    if (m.leaderTick > pr.ackedLeaderTick) pr.ackedLeaderTick = m.leaderTick;
+    if (!m.success) {
+      if (pr.maybeDecrTo(m.matchIndex, this.hintNext(m))) {
+        if (pr.state === 'replicate') pr.becomeProbe(pr.next);
+        this.sendAppendLoop(m.from, pr, false);
+      }
+      return;
+    }
+    const probeMatched = pr.state === 'probe' && m.matchIndex === pr.match;
+    if (!pr.maybeUpdate(m.matchIndex) && !probeMatched) return;
+    if (pr.state === 'probe') pr.becomeReplicate();
+    else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) pr.becomeReplicate();
+    else if (pr.state === 'replicate') pr.inflights.freeLE(pr.match);
+    if (this.maybeCommit()) this.bcastAppend(true);
+    else this.sendAppendLoop(m.from, pr, false);
+    if (this.roleValue !== 'leader') return;
+    if (m.from === this.transferee && pr.match === this.log.lastIndex() && !this.timeoutNowSent) {
+      this.sendTimeoutNow(m.from);
+    }
+  }
+
+  /** Where the follower's log may agree with ours, from its conflict hints. */
+  private hintNext(m: AppendEntriesResponse): number {
+    if (m.conflictTerm > 0) {
+      const index = this.log.lastIndexOfTerm(m.conflictTerm, m.matchIndex);
+      if (index > 0) return index + 1;
+    }
+    return m.conflictIndex;
+  }
+
+  private sendTimeoutNow(to: NodeId): void {
+    this.timeoutNowSent = true;
+    this.send({ type: MessageType.TimeoutNow, from: this.id, to, term: this.termValue });
+  }
+
+  // ---------------------------------------------------------------- leader snapshots
+
+  private startSnapshot(to: NodeId, pr: Progress): void {
+    const snapshot = this.snapshotValue;
+    assert(snapshot !== null, 'follower behind the log base but no snapshot');
+    pr.becomeSnapshot(snapshot.meta.index);
+    this.sendSnapshotChunk(to, pr, 0);
+  }
+
+  private sendSnapshotChunk(to: NodeId, pr: Progress, offset: number): void {
+    const snapshot = this.snapshotValue!;
+    if (snapshot.meta.index !== pr.pendingSnapshot) {
+      // A newer snapshot replaced the one being sent: start over with it.
+      pr.becomeSnapshot(snapshot.meta.index);
+      offset = 0;
+    }
+    const size = snapshot.data.byteLength;
+    const start = Math.min(offset, size);
+    const end = Math.min(size, start + this.cfg.snapshotChunkBytes);
+    const message: InstallSnapshot = {
+      type: MessageType.InstallSnapshot,
+      from: this.id,
+      to,
+      term: this.termValue,
+      meta: snapshot.meta,
+      offset: start,
+      chunk: snapshot.data.subarray(start, end),
+      done: end === size,
+    };
+    this.send(message);
+    pr.snapshotOffset = start;
+    pr.snapshotStalledTicks = 0;
+  }
+
+  private handleSnapshotResponse(m: InstallSnapshotResponse): void {
+    const pr = this.progress.get(m.from);
+    if (pr === undefined) return;
+    pr.lastHeardTick = this.roleTicks;
+    if (pr.state !== 'snapshot' || m.snapshotIndex !== pr.pendingSnapshot) return;
+    if (!m.success) {
+      pr.becomeProbe(pr.match + 1);
+      this.sendAppendLoop(m.from, pr, false);
+      return;
+    }
+    if (m.done) {
+      pr.maybeUpdate(m.snapshotIndex);
+      pr.becomeReplicate();
+      if (this.maybeCommit()) this.bcastAppend(true);
+      else this.sendAppendLoop(m.from, pr, false);
+      return;
+    }
+    // An answer naming the offset we last sent is a duplicate: the stall timer covers loss.
+    if (m.nextOffset === pr.snapshotOffset) return;
+    this.sendSnapshotChunk(m.from, pr, m.nextOffset);
+  }
+
+  // ---------------------------------------------------------------- outbox
+
+  private send(m: Message): void {
+    switch (m.type) {
+      case MessageType.AppendEntries:
+      case MessageType.InstallSnapshot:
+      case MessageType.TimeoutNow:
+        this.msgs.push(m);
+        return;
+      case MessageType.RequestVote:
+        // A real vote request follows our own durable vote for ourselves; a pre-vote changes
+        // nothing and may leave at once.
+        (m.preVote ? this.msgs : this.msgsAfterPersist).push(m);
+        return;
+      default:
+        // Responses promise durable state (our vote, our log): they wait for the fsync.
+        this.msgsAfterPersist.push(m);
+    }
+  }
+
+  private hardState(): HardState {
+    return { term: this.termValue, vote: this.vote, commit: this.log.committed() };
+  }
+
+  private hardStateChanged(): boolean {
+    const saved = this.savedHardState;
+    return (
+      saved.term !== this.termValue ||
+      saved.vote !== this.vote ||
+      saved.commit !== this.log.committed()
+    );
+  }
+}
+
+/** Durable state only moves forward: term, one vote per term, commit. */
+function checkHardStateStep(before: HardState, after: HardState): void {
+  assert(after.term >= before.term, `term would go back from ${before.term} to ${after.term}`);
+  assert(
+    after.term > before.term || before.vote === null || after.vote === before.vote,
+    `second vote in term ${after.term}`,
+  );
+  assert(after.commit >= before.commit, `commit would go back from ${before.commit}`);
+}
+
+/**
+ * Loaded entries that can be trusted after a snapshot at (baseIndex, baseTerm): contiguous from
+ * baseIndex + 1 with non-decreasing terms. Stale entries older than the snapshot (left behind
+ * when a snapshot replaced a divergent log) are cut off there.
+ */
+function usableEntries(entries: readonly Entry[], baseIndex: number, baseTerm: number): Entry[] {
+  const out: Entry[] = [];
+  let expected = baseIndex + 1;
+  let lastTerm = baseTerm;
+  for (const entry of entries) {
+    if (entry.index <= baseIndex) continue;
+    if (entry.index !== expected || entry.term < lastTerm) break;
+    out.push(entry);
+    expected += 1;
+    lastTerm = entry.term;
+  }
+  return out;
+}
+
+function appendResponse(
+  core: RaftCore,
+  m: AppendEntries,
+  success: boolean,
+  matchIndex: number,
+  conflictIndex: number,
+  conflictTerm: number,
+): AppendEntriesResponse {
+  return {
+    type: MessageType.AppendEntriesResponse,
+    from: core.id,
+    to: m.from,
+    term: core.currentTerm(),
+    success,
+    matchIndex,
+    conflictIndex,
+    conflictTerm,
+    leaderTick: m.leaderTick,
+  };
+}
+
+function voteResponse(
+  core: RaftCore,
+  to: NodeId,
+  term: number,
+  preVote: boolean,
+  granted: boolean,
+): RequestVoteResponse {
+  return { type: MessageType.RequestVoteResponse, from: core.id, to, term, preVote, granted };
+}
+
+function snapshotResponse(
+  core: RaftCore,
+  to: NodeId,
+  snapshotIndex: number,
+  nextOffset: number,
+  done: boolean,
+  success: boolean,
+): InstallSnapshotResponse {
+  return {
+    type: MessageType.InstallSnapshotResponse,
+    from: core.id,
+    to,
+    term: core.currentTerm(),
+    snapshotIndex,
+    nextOffset,
+    done,
+    success,
+  };
+}

@@ -1,0 +1,94 @@
+// RaftNode configuration: what the node is wired to, and its bounds. Milliseconds appear only
+// here; the core counts ticks.
+
+import { RAFT_CONFIG_DEFAULTS, RaftConfigError } from '../core/config.js';
+import type { GroupId, GroupStorage, NodeId, Transport } from '../types.js';
+import type { StateMachine } from './state-machine.js';
+
+export interface RaftNodeOptions {
+  /** This member's id. */
+  readonly id: NodeId;
+  /** The Raft group (one per spool, plus `meta`). */
+  readonly group: GroupId;
+  readonly storage: GroupStorage;
+  /** Used to send; incoming messages are handed to `RaftNode.receive` (see GroupRouter). */
+  readonly transport: Transport;
+  readonly stateMachine: StateMachine;
+  /**
+   * Founding voters, used only when the storage holds nothing for the group (a brand-new
+   * group). Omit for a member joining an existing group: it waits to be added.
+   */
+  readonly bootstrap?: readonly NodeId[];
+  /** Length of one tick in ms (default 50). Election timeout = electionTicks x tickMs. */
+  readonly tickMs?: number;
+  readonly electionTicks?: number;
+  readonly heartbeatTicks?: number;
+  readonly leaseTicks?: number;
+  readonly inflightMessagesMax?: number;
+  readonly appendBytesMax?: number;
+  readonly snapshotChunkBytes?: number;
+  readonly preVote?: boolean;
+  readonly checkQuorum?: boolean;
+  /** Take a snapshot (and compact the log) every this many applied entries (default 10,000). */
+  readonly snapshotEntries?: number;
+  /** Log entries kept in memory behind a snapshot for lagging followers (default 1,000). */
+  readonly retainEntries?: number;
+  /** Bound on proposals buffered or awaiting commit; beyond it `propose` fails `busy`. */
+  readonly proposalsPendingMax?: number;
+  /** Rounds a new voter gets to catch up before promotion (thesis 4.2.1; default 10). */
+  readonly catchUpRoundsMax?: number;
+  /** Random source in [0, 1) for election timeouts (default Math.random). */
+  readonly random?: () => number;
+  /** Monotonic clock in ms (default performance.now). */
+  readonly nowMs?: () => number;
+}
+
+export interface ResolvedOptions extends Required<Omit<RaftNodeOptions, 'bootstrap'>> {
+  readonly bootstrap: readonly NodeId[] | null;
+}
+
+export const RAFT_NODE_DEFAULTS = {
+  tickMs: 50,
+  snapshotEntries: 10_000,
+  retainEntries: 1_000,
+  proposalsPendingMax: 100_000,
+  catchUpRoundsMax: 10,
+} as const;
+
+function positiveInteger(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RaftConfigError(`${name} must be a positive integer, got ${value}`);
+  }
+}
+
+/**
+ * Fills in defaults and checks the node's own bounds (the core checks its own when built).
+ * Throws `RaftConfigError` for a bound that is not a positive integer (`retainEntries` may be 0).
+ */
+export function resolveOptions(options: RaftNodeOptions): ResolvedOptions {
+  const resolved = {
+    ...RAFT_CONFIG_DEFAULTS,
+    ...RAFT_NODE_DEFAULTS,
+    random: Math.random,
+    nowMs: () => performance.now(),
+    ...withoutUndefined(options),
+    id: options.id,
+    group: options.group,
+    storage: options.storage,
+    transport: options.transport,
+    stateMachine: options.stateMachine,
+    bootstrap: options.bootstrap ?? null,
+  } as ResolvedOptions;
+  positiveInteger('tickMs', resolved.tickMs);
+  positiveInteger('snapshotEntries', resolved.snapshotEntries);
+  positiveInteger('proposalsPendingMax', resolved.proposalsPendingMax);
+  positiveInteger('catchUpRoundsMax', resolved.catchUpRoundsMax);
+  if (!Number.isSafeInteger(resolved.retainEntries) || resolved.retainEntries < 0) {
+    throw new RaftConfigError('retainEntries must be a non-negative integer');
+  }
+  return resolved;
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

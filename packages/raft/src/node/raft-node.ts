@@ -1,0 +1,574 @@
+// RaftNode: the I/O shell around the pure RaftCore. It turns milliseconds into ticks, batches
+// everything proposed or received in one event-loop turn into one core round, persists each
+// Ready through GroupStorage (whose group commit makes one fsync serve every group), sends
+// through the Transport (the leader's appends go out before its own fsync completes, thesis
+// 10.2.1), applies committed entries to the StateMachine, answers proposers, snapshots and
+// compacts every `snapshotEntries` entries, and drives membership changes and transfers.
+//
+// Ordering rules it keeps (see core/ready.ts): storage calls are issued in Ready order;
+// `core.onPersisted(ready)` and the Ready's after-persist messages happen only once that Ready's
+// writes and all earlier ones are durable.
+
+import { EventEmitter } from 'node:events';
+import { bootstrapState, isEmptyState } from '../core/bootstrap.js';
+import { ConfChangeType, decodeConfChange, type ConfChange } from '../core/conf-change.js';
+import { RaftCore, type ProgressView, type ProposeResult, type Role } from '../core/raft.js';
+import type { Ready } from '../core/ready.js';
+import {
+  EntryType,
+  type ClusterConfig,
+  type Entry,
+  type GroupId,
+  type Message,
+  type NodeId,
+  type RestoredState,
+  type Snapshot,
+} from '../types.js';
+import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options.js';
+import { RaftError } from './raft-error.js';
+
+/** What a successful `propose` resolves to: where the entry landed and what apply returned. */
+export interface Proposed {
+  readonly index: number;
+  readonly term: number;
+  readonly result: unknown;
+}
+
+export interface RaftNodeStatus {
+  readonly id: NodeId;
+  readonly group: GroupId;
+  readonly role: Role;
+  readonly term: number;
+  readonly leaderId: NodeId | null;
+  readonly commitIndex: number;
+  readonly appliedIndex: number;
+  readonly lastIndex: number;
+  readonly snapshotIndex: number;
+  readonly config: ClusterConfig;
+  /** Leader only: each follower's replication progress. */
+  readonly progress: Readonly<Record<NodeId, ProgressView>>;
+  /** Proposals buffered or awaiting commit. */
+  readonly proposalsPending: number;
+}
+
+export interface RaftNodeEvents {
+  /** The known leader or its term changed (`leaderId` null: no leader known). */
+  'leader-change': [leaderId: NodeId | null, term: number];
+  /** A membership change was applied (change null: configuration restored from a snapshot). */
+  'config-change': [change: ConfChange | null, config: ClusterConfig];
+  /** This member's removal from the group was applied. */
+  removed: [];
+  /** The node stopped on an unexpected error (storage failure or a bug); it is closed. */
+  error: [error: Error];
+}
+
+interface Waiter {
+  readonly term: number;
+  readonly resolve: (value: Proposed) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface Buffered {
+  readonly data: Uint8Array;
+  readonly resolve: (value: Proposed) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface Watcher {
+  /** Returns true when finished (settled its promise). */
+  readonly check: () => boolean;
+  readonly cancel: (error: Error) => void;
+}
+
+const noop = (): void => undefined;
+
+export class RaftNode {
+  readonly id: NodeId;
+  readonly group: GroupId;
+  private readonly opts: ResolvedOptions;
+  private readonly core: RaftCore;
+  private readonly events = new EventEmitter();
+  private buffered: Buffered[] = [];
+  private readonly waiting = new Map<number, Waiter>();
+  private readonly watchers = new Set<Watcher>();
+  private flushScheduled = false;
+  /** Resolves once every Ready handed out so far is durable and acknowledged to the core. */
+  private persistTail: Promise<void> = Promise.resolve();
+  /** Snapshot writes (not on the acknowledgement path). */
+  private background: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readonly ticker: NodeJS.Timeout;
+  private lastTickMs: number;
+  private applied: number;
+  private lastSnapshotIndex: number;
+  private lastLeader: NodeId | null = null;
+  private lastTerm = 0;
+
+  /**
+   * Loads the group from storage (bootstrapping it from `options.bootstrap` when storage is
+   * empty), restores the state machine from the latest snapshot, and starts ticking. Committed
+   * entries after the snapshot are re-applied during the first turns. Throws `RaftConfigError`
+   * for invalid options and whatever storage throws on load.
+   */
+  static async start(options: RaftNodeOptions): Promise<RaftNode> {
+    const opts = resolveOptions(options);
+    let state = await opts.storage.load();
+    if (isEmptyState(state) && opts.bootstrap !== null) {
+      state = bootstrapState(opts.bootstrap);
+      await opts.storage.save(state.hardState, state.entries);
+    }
+    if (state.snapshot !== null) opts.stateMachine.restore(state.snapshot.data);
+    return new RaftNode(opts, state);
+  }
+
+  private constructor(opts: ResolvedOptions, state: RestoredState) {
+    this.opts = opts;
+    this.id = opts.id;
+    this.group = opts.group;
+    this.core = new RaftCore(
+      {
+        id: opts.id,
+        electionTicks: opts.electionTicks,
+        heartbeatTicks: opts.heartbeatTicks,
+        leaseTicks: opts.leaseTicks,
+        inflightMessagesMax: opts.inflightMessagesMax,
+        appendBytesMax: opts.appendBytesMax,
+        snapshotChunkBytes: opts.snapshotChunkBytes,
+        preVote: opts.preVote,
+        checkQuorum: opts.checkQuorum,
+        random: opts.random,
+      },
+      state,
+    );
+    this.applied = state.snapshot?.meta.index ?? 0;
+    this.lastSnapshotIndex = this.applied;
+    this.lastTickMs = opts.nowMs();
+    this.ticker = setInterval(() => this.onTimer(), opts.tickMs);
+    this.scheduleFlush();
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  /**
+   * Replicates `data`. Resolves once the entry is committed (durable on a majority) and applied
+   * here, with apply's result. Rejects with RaftError: `not_leader` (with the leader's id, when
+   * known) or `busy` when nothing was appended; `leadership_lost` when it was appended but this
+   * node lost leadership before it committed (it may still commit); `closed`.
+   */
+  propose(data: Uint8Array): Promise<Proposed> {
+    if (this.closed) return Promise.reject(new RaftError('closed', 'node closed'));
+    if (!this.core.isLeader()) return Promise.reject(this.notLeader());
+    if (this.buffered.length + this.waiting.size >= this.opts.proposalsPendingMax) {
+      return Promise.reject(new RaftError('busy', 'too many proposals pending'));
+    }
+    return new Promise((resolve, reject) => {
+      this.buffered.push({ data, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** Hands an incoming message (from the transport, via GroupRouter) to the core. */
+  receive(message: Message): void {
+    if (this.closed || message.to !== this.id) return;
+    try {
+      this.core.step(message);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    this.scheduleFlush();
+  }
+
+  isLeader(): boolean {
+    return this.core.isLeader();
+  }
+
+  leaderId(): NodeId | null {
+    return this.core.leaderId();
+  }
+
+  term(): number {
+    return this.core.currentTerm();
+  }
+
+  /**
+   * True when this node may serve reads from its own state without a round trip: it is the
+   * leader, holds the leader lease (a quorum acknowledged it within `leaseTicks`, see
+   * RaftCore.hasLeaderLease) and has applied everything up to its term's first entry.
+   */
+  hasLeaderLease(): boolean {
+    if (this.closed) return false;
+    this.catchUpTicks();
+    return this.core.hasLeaderLease() && this.applied >= this.core.termStartIndex();
+  }
+
+  /** Subscribes to node events; returns a function that unsubscribes. */
+  on<E extends keyof RaftNodeEvents>(
+    event: E,
+    listener: (...args: RaftNodeEvents[E]) => void,
+  ): () => void {
+    const wrapped = listener as (...args: unknown[]) => void;
+    this.events.on(event, wrapped);
+    return () => this.events.off(event, wrapped);
+  }
+
+  /**
+   * Hands leadership to voter `to` (thesis 3.10). Resolves once `to` is known to lead; rejects
+   * `not_leader`, `invalid_conf_change` (not a voter) or `transfer_failed` after two election
+   * timeouts.
+   */
+  transferLeadership(to: NodeId): Promise<void> {
+    if (this.closed) return Promise.reject(new RaftError('closed', 'node closed'));
+    if (to === this.id && this.core.isLeader()) return Promise.resolve();
+    const result = this.core.transferLeadership(to);
+    if (!result.ok) return Promise.reject(this.refusal(result));
+    this.scheduleFlush();
+    const deadlineMs = this.opts.nowMs() + 2 * this.electionMs();
+    return this.watch((resolve, reject) => {
+      if (this.core.leaderId() === to) return resolve();
+      if (this.opts.nowMs() > deadlineMs) {
+        reject(new RaftError('transfer_failed', `leadership did not move to ${to}`));
+      }
+    });
+  }
+
+  /** Adds a non-voting member; resolves once the change is committed and applied here. */
+  addLearner(id: NodeId): Promise<void> {
+    return this.proposeConfChange({ type: ConfChangeType.AddLearner, node: id });
+  }
+
+  /**
+   * Adds a voter the safe way (thesis 4.2.1): as a learner first, then rounds of replication
+   * until a round completes within an election timeout, then promotion. Rejects
+   * `catch_up_failed` after `catchUpRoundsMax` rounds, or as the changes themselves do.
+   */
+  async addVoter(id: NodeId): Promise<void> {
+    const config = this.core.config();
+    if (config.voters.includes(id)) {
+      throw new RaftError('invalid_conf_change', `${id} is already a voter`);
+    }
+    if (!config.learners.includes(id)) await this.addLearner(id);
+    await this.catchUp(id);
+    await this.proposeConfChange({ type: ConfChangeType.PromoteLearner, node: id });
+  }
+
+  /** Removes a voter or learner; resolves once the change is committed and applied here. */
+  removeMember(id: NodeId): Promise<void> {
+    return this.proposeConfChange({ type: ConfChangeType.RemoveMember, node: id });
+  }
+
+  status(): RaftNodeStatus {
+    const progress: Record<NodeId, ProgressView> = {};
+    for (const [id, view] of this.core.progressAll()) progress[id] = view;
+    return {
+      id: this.id,
+      group: this.group,
+      role: this.core.role(),
+      term: this.core.currentTerm(),
+      leaderId: this.core.leaderId(),
+      commitIndex: this.core.commitIndex(),
+      appliedIndex: this.applied,
+      lastIndex: this.core.lastIndex(),
+      snapshotIndex: this.lastSnapshotIndex,
+      config: this.core.config(),
+      progress,
+      proposalsPending: this.buffered.length + this.waiting.size,
+    };
+  }
+
+  /**
+   * Stops ticking, fails everything pending with `closed` and waits for writes in flight. Does
+   * not close the storage or the transport (they are shared).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.ticker);
+    const error = new RaftError('closed', 'node closed');
+    for (const proposal of this.buffered) proposal.reject(error);
+    this.buffered = [];
+    for (const waiter of this.waiting.values()) waiter.reject(error);
+    this.waiting.clear();
+    for (const watcher of this.watchers) watcher.cancel(error);
+    this.watchers.clear();
+    await this.persistTail.catch(noop);
+    await this.background.catch(noop);
+  }
+
+  // ------------------------------------------------------------------ the loop
+
+  private onTimer(): void {
+    if (this.closed) return;
+    this.catchUpTicks();
+    this.scheduleFlush();
+  }
+
+  /**
+   * Advances the core by the ticks due since the last one, by the monotonic clock, so the lease
+   * stays honest when the event loop stalls: a stalled leader's lease clock catches up before it
+   * answers `hasLeaderLease`. Missed ticks move only the lease clock (`advanceClock`); the role
+   * timers get one tick, so a stall alone starts no election and no step-down.
+   */
+  private catchUpTicks(): void {
+    const now = this.opts.nowMs();
+    const due = Math.floor((now - this.lastTickMs) / this.opts.tickMs);
+    if (due <= 0) return;
+    this.lastTickMs += due * this.opts.tickMs;
+    try {
+      this.core.advanceClock(due - 1);
+      this.core.tick();
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.closed) return;
+    this.flushScheduled = true;
+    // setImmediate, not a microtask: everything proposed or received during this turn's I/O
+    // callbacks joins one append and one storage batch.
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.closed) return;
+    try {
+      this.rejectLostLeadership();
+      this.proposeBuffered();
+      this.handleReadies();
+      this.afterStateChange();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private proposeBuffered(): void {
+    if (this.buffered.length === 0) return;
+    const batch = this.buffered;
+    this.buffered = [];
+    const result = this.core.propose(batch.map((proposal) => proposal.data));
+    if (!result.ok) {
+      const error = this.refusal(result);
+      for (const proposal of batch) proposal.reject(error);
+      return;
+    }
+    for (let i = 0; i < batch.length; i += 1) {
+      const { resolve, reject } = batch[i]!;
+      this.waiting.set(result.index + i, { term: result.term, resolve, reject });
+    }
+  }
+
+  private handleReadies(): void {
+    for (let ready = this.core.ready(); ready !== null; ready = this.core.ready()) {
+      if (ready.snapshot !== null) this.restoreSnapshot(ready.snapshot);
+      this.persist(ready);
+      if (ready.messages.length > 0) this.opts.transport.send(this.group, ready.messages);
+      this.applyCommitted(ready.committed);
+      this.maybeSnapshot();
+    }
+  }
+
+  /** Issues the Ready's writes now; acknowledges them to the core in Ready order. */
+  private persist(ready: Ready): void {
+    const { storage } = this.opts;
+    const writes: Promise<void>[] = [this.persistTail];
+    if (ready.snapshot !== null) writes.push(storage.saveSnapshot(ready.snapshot));
+    if (ready.hardState !== null || ready.entries.length > 0) {
+      writes.push(storage.save(ready.hardState, ready.entries));
+    }
+    this.persistTail = Promise.all(writes).then(
+      () => this.onPersisted(ready),
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  private onPersisted(ready: Ready): void {
+    if (this.closed) return;
+    try {
+      this.core.onPersisted(ready);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (ready.messagesAfterPersist.length > 0) {
+      this.opts.transport.send(this.group, ready.messagesAfterPersist);
+    }
+    this.scheduleFlush();
+  }
+
+  private restoreSnapshot(snapshot: Snapshot): void {
+    this.opts.stateMachine.restore(snapshot.data);
+    this.applied = snapshot.meta.index;
+    this.lastSnapshotIndex = snapshot.meta.index;
+    this.emit('config-change', null, snapshot.meta.config);
+  }
+
+  private applyCommitted(entries: readonly Entry[]): void {
+    for (const entry of entries) {
+      this.applied = entry.index;
+      let result: unknown;
+      if (entry.type === EntryType.Normal) {
+        const { index, term, data } = entry;
+        result = this.opts.stateMachine.apply({ index, term, data });
+      } else if (entry.type === EntryType.ConfChange) {
+        this.onConfChangeApplied(decodeConfChange(entry.data));
+      }
+      const waiter = this.waiting.get(entry.index);
+      if (waiter === undefined) continue;
+      this.waiting.delete(entry.index);
+      if (waiter.term === entry.term) {
+        waiter.resolve({ index: entry.index, term: entry.term, result });
+      } else {
+        // Another leader's entry took this index: ours was never committed.
+        waiter.reject(new RaftError('leadership_lost', 'proposal overwritten by another leader'));
+      }
+    }
+  }
+
+  private onConfChangeApplied(change: ConfChange): void {
+    this.emit('config-change', change, this.core.config());
+    if (change.type === ConfChangeType.RemoveMember && change.node === this.id) {
+      this.emit('removed');
+    }
+  }
+
+  private maybeSnapshot(): void {
+    if (this.applied - this.lastSnapshotIndex < this.opts.snapshotEntries) return;
+    const data = this.opts.stateMachine.snapshot();
+    const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
+    this.lastSnapshotIndex = this.applied;
+    // Off the acknowledgement path: a slow snapshot write must not hold up commits.
+    const write = this.opts.storage.saveSnapshot(snapshot);
+    this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
+      this.fail(error),
+    );
+  }
+
+  private afterStateChange(): void {
+    const leader = this.core.leaderId();
+    const term = this.core.currentTerm();
+    if (leader !== this.lastLeader || (leader !== null && term !== this.lastTerm)) {
+      this.lastLeader = leader;
+      this.lastTerm = term;
+      this.emit('leader-change', leader, term);
+    }
+    this.rejectLostLeadership();
+    for (const watcher of this.watchers) {
+      if (watcher.check()) this.watchers.delete(watcher);
+    }
+  }
+
+  /** Proposals appended in a term this node no longer leads: their outcome is unknown. */
+  private rejectLostLeadership(): void {
+    if (this.waiting.size === 0) return;
+    const leading = this.core.isLeader();
+    const term = this.core.currentTerm();
+    for (const [index, waiter] of this.waiting) {
+      if (leading && waiter.term === term) continue;
+      this.waiting.delete(index);
+      const message = 'leadership lost before the proposal committed';
+      waiter.reject(new RaftError('leadership_lost', message));
+    }
+  }
+
+  // ------------------------------------------------------------------ membership helpers
+
+  private proposeConfChange(change: ConfChange): Promise<void> {
+    if (this.closed) return Promise.reject(new RaftError('closed', 'node closed'));
+    const result = this.core.proposeConfChange(change);
+    if (!result.ok) return Promise.reject(this.refusal(result));
+    this.scheduleFlush();
+    return new Promise((resolve, reject) => {
+      this.waiting.set(result.index, { term: result.term, resolve: () => resolve(), reject });
+    });
+  }
+
+  /** Thesis 4.2.1: rounds of replication until one completes within an election timeout. */
+  private catchUp(id: NodeId): Promise<void> {
+    let round = 1;
+    let target = this.core.lastIndex();
+    let roundStartMs = this.opts.nowMs();
+    return this.watch((resolve, reject) => {
+      if (!this.core.isLeader()) return reject(this.notLeader());
+      const progress = this.core.progressOf(id);
+      if (progress === null) {
+        return reject(new RaftError('invalid_conf_change', `${id} is not a member`));
+      }
+      const elapsedMs = this.opts.nowMs() - roundStartMs;
+      const done = progress.match >= target && progress.state === 'replicate';
+      if (done && elapsedMs <= this.electionMs()) return resolve();
+      if (!done && elapsedMs <= this.electionMs()) return;
+      round += 1;
+      if (round > this.opts.catchUpRoundsMax) {
+        const message = `${id} did not catch up in ${round - 1} rounds`;
+        return reject(new RaftError('catch_up_failed', message));
+      }
+      target = this.core.lastIndex();
+      roundStartMs = this.opts.nowMs();
+    });
+  }
+
+  /**
+   * A promise settled by `check`, which runs after every turn of the loop (at least once per
+   * tick) until it settles it. Closing the node rejects it with `closed`.
+   */
+  private watch(
+    check: (resolve: () => void, reject: (error: Error) => void) => void,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (fn: () => void): void => {
+        settled = true;
+        fn();
+      };
+      this.watchers.add({
+        check: () => {
+          check(
+            () => settle(resolve),
+            (error) => settle(() => reject(error)),
+          );
+          return settled;
+        },
+        cancel: (error) => reject(error),
+      });
+      this.scheduleFlush();
+    });
+  }
+
+  // ------------------------------------------------------------------ small helpers
+
+  private electionMs(): number {
+    return this.opts.electionTicks * this.opts.tickMs;
+  }
+
+  private notLeader(): RaftError {
+    const leader = this.core.leaderId();
+    return new RaftError('not_leader', `not the leader (leader: ${leader ?? 'unknown'})`, leader);
+  }
+
+  private refusal(result: Extract<ProposeResult, { ok: false }>): RaftError {
+    switch (result.reason) {
+      case 'not_leader':
+      case 'transferring':
+        return new RaftError('not_leader', result.message, result.leaderId);
+      case 'conf_change_pending':
+      case 'invalid_conf_change':
+        return new RaftError(result.reason, result.message);
+    }
+  }
+
+  private emit<E extends keyof RaftNodeEvents>(event: E, ...args: RaftNodeEvents[E]): void {
+    this.events.emit(event, ...args);
+  }
+
+  /** Fail-stop: an unexpected error (storage, or a bug caught by an assertion) closes the node. */
+  private fail(error: unknown): void {
+    if (this.closed) return;
+    const failure = error instanceof Error ? error : new Error(String(error));
+    void this.close();
+    if (this.events.listenerCount('error') > 0) this.emit('error', failure);
+  }
+}

@@ -1,0 +1,287 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RaftConfigError } from '../../src/core/config.js';
+import { RaftError } from '../../src/node/raft-error.js';
+import { RaftNode } from '../../src/node/raft-node.js';
+import { LevelStorageEngine } from '../../src/storage/level-storage.js';
+import { MemoryStorageEngine } from '../../src/storage/memory-storage.js';
+import { MemoryNetwork } from '../../src/transport/memory-transport.js';
+import { MessageType, type GroupStorage, type Message, type Transport } from '../../src/types.js';
+import { GROUP, KvStore, TestCluster, set, waitFor } from './cluster.js';
+
+const ids = ['n1', 'n2', 'n3'];
+let cluster: TestCluster | null = null;
+
+afterEach(async () => {
+  await cluster?.close();
+  cluster = null;
+});
+
+async function rejection(promise: Promise<unknown>): Promise<RaftError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(RaftError);
+    return error as RaftError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('RaftNode', () => {
+  it('elects a leader; a proposal resolves once committed and applied', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const first = await leader.propose(set('k', 'v1'));
+    expect(first.result).toBeNull();
+    const second = await leader.propose(set('k', 'v2'));
+    expect(second).toMatchObject({ index: first.index + 1, term: first.term, result: 'v1' });
+    await waitFor(() => ids.every((id) => cluster!.member(id).store.map.get('k') === 'v2'));
+  });
+
+  it('refuses a proposal on a follower with not_leader and the leader\'s id', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const follower = ids.find((id) => id !== leader.id)!;
+    await waitFor(() => cluster!.node(follower).leaderId() === leader.id);
+    const error = await rejection(cluster.node(follower).propose(set('k', 'v')));
+    expect(error.kind).toBe('not_leader');
+    expect(error.leaderId).toBe(leader.id);
+  });
+
+  it('puts everything proposed in one turn into one append', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const member = cluster.member(leader.id);
+    const appends: number[] = [];
+    const transport = (leader as unknown as { opts: { transport: Transport } }).opts.transport;
+    const send = transport.send.bind(transport);
+    transport.send = (group: string, messages: readonly Message[]) => {
+      for (const m of messages) {
+        if (m.type !== MessageType.AppendEntries || m.entries.length === 0) continue;
+        appends.push(m.entries.length);
+      }
+      send(group, messages);
+    };
+    const proposals = Array.from({ length: 50 }, (_, i) => leader.propose(set(`k${i}`, 'v')));
+    await Promise.all(proposals);
+    expect(appends.slice(0, 2)).toEqual([50, 50]); // one append per follower, all 50 entries
+    expect(member.store.map.size).toBe(50);
+  });
+
+  it('answers busy beyond proposalsPendingMax, appending nothing', async () => {
+    cluster = await TestCluster.start(ids, { proposalsPendingMax: 3 });
+    const leader = await cluster.leader();
+    const accepted = [1, 2, 3].map((i) => leader.propose(set(`k${i}`, 'v')));
+    const error = await rejection(leader.propose(set('k4', 'v')));
+    expect(error.kind).toBe('busy');
+    await Promise.all(accepted);
+    expect(cluster.member(leader.id).store.map.has('k4')).toBe(false);
+  });
+
+  it('rejects with leadership_lost when the leader is cut off after appending', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    cluster.network.isolate(leader.id);
+    const error = await rejection(leader.propose(set('lost', 'v')));
+    expect(error.kind).toBe('leadership_lost');
+    expect(leader.isLeader()).toBe(false);
+    cluster.network.heal();
+  });
+
+  it('holds the leader lease only on the leader, and loses it when cut off', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    for (const id of ids) expect(cluster.node(id).hasLeaderLease()).toBe(id === leader.id);
+    cluster.network.isolate(leader.id);
+    await waitFor(() => !leader.hasLeaderLease());
+    cluster.network.heal();
+  });
+
+  it('transfers leadership and reports the change', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const target = ids.find((id) => id !== leader.id)!;
+    const changes: (string | null)[] = [];
+    cluster.node(target).on('leader-change', (id) => changes.push(id));
+    await leader.transferLeadership(target);
+    await waitFor(() => cluster!.node(target).isLeader());
+    expect(changes.at(-1)).toBe(target);
+    expect((await cluster.node(target).propose(set('after', 'transfer'))).result).toBeNull();
+  });
+
+  it('recovers from storage after a crash that loses unsynced writes', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    for (let i = 0; i < 20; i += 1) await leader.propose(set(`k${i}`, `v${i}`));
+    const victim = ids.find((id) => id !== leader.id)!;
+    await waitFor(() => cluster!.member(victim).store.map.size === 20);
+    const { storage, node } = cluster.member(victim);
+    storage.crash();
+    await node.close();
+    const restarted = await cluster.startMember(victim, true);
+    // The restarted state machine replays the committed log (bootstrap is ignored: not empty).
+    await waitFor(() => restarted.store.map.size === 20);
+    expect(restarted.store.map.get('k19')).toBe('v19');
+    await (await cluster.leader()).propose(set('k20', 'v20'));
+    await waitFor(() => restarted.store.map.get('k20') === 'v20');
+  });
+
+  it('snapshots every snapshotEntries entries; a new member catches up from it', async () => {
+    cluster = await TestCluster.start(ids, { snapshotEntries: 10, retainEntries: 0 });
+    const leader = await cluster.leader();
+    for (let i = 0; i < 25; i += 1) await leader.propose(set(`k${i}`, `v${i}`));
+    expect(leader.status().snapshotIndex).toBeGreaterThanOrEqual(20);
+    const joiner = await cluster.startMember('n4', false);
+    const configs: string[][] = [];
+    joiner.node.on('config-change', (_change, config) => configs.push([...config.voters]));
+    await leader.addVoter('n4');
+    expect(leader.status().config.voters).toContain('n4');
+    await waitFor(() => joiner.store.map.size === 25);
+    // From a snapshot (the leader may cut a newer one meanwhile), not replaying from index 1.
+    expect(joiner.store.restores).toBeGreaterThanOrEqual(1);
+    expect(joiner.store.appliedIndexes.length).toBeLessThan(25);
+    await waitFor(() => configs.some((voters) => voters.includes('n4')));
+  });
+
+  it('removes a member, which is told so', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const victim = ids.find((id) => id !== leader.id)!;
+    let removed = false;
+    cluster.node(victim).on('removed', () => {
+      removed = true;
+    });
+    await leader.removeMember(victim);
+    expect(leader.status().config.voters).not.toContain(victim);
+    await waitFor(() => removed);
+    await cluster.node(victim).close();
+    expect((await leader.propose(set('k', 'v'))).result).toBeNull(); // two voters commit
+  });
+
+  it('refuses a second membership change while one is uncommitted', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    await cluster.startMember('n4', false);
+    await cluster.startMember('n5', false);
+    const first = leader.addLearner('n4');
+    const error = await rejection(leader.addLearner('n5'));
+    expect(error.kind).toBe('conf_change_pending');
+    await first;
+  });
+
+  it('gives up adding a voter that never catches up (thesis 4.2.1 rounds)', async () => {
+    cluster = await TestCluster.start(ids, { catchUpRoundsMax: 2 });
+    const leader = await cluster.leader();
+    const error = await rejection(leader.addVoter('ghost')); // never started
+    expect(error.kind).toBe('catch_up_failed');
+    expect(leader.status().config).toEqual({ voters: ids, learners: ['ghost'] });
+  });
+
+  it('a stalled event loop ends the lease at once but causes no step-down by itself', async () => {
+    let skewMs = 0;
+    cluster = await TestCluster.start(ids, { nowMs: () => performance.now() + skewMs });
+    const leader = await cluster.leader();
+    expect(leader.hasLeaderLease()).toBe(true);
+    // Every member's clock jumps a whole second, as if their loops had been blocked that long.
+    skewMs = 1_000;
+    expect(leader.hasLeaderLease()).toBe(false); // lease clock caught up before answering
+    expect(leader.isLeader()).toBe(true); // missed ticks do not fire check-quorum
+    await waitFor(() => leader.hasLeaderLease()); // fresh acknowledgements bring it back
+    expect(leader.isLeader()).toBe(true);
+  });
+
+  it('fails every pending operation with closed on close', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    cluster.network.isolate(leader.id);
+    const pending = leader.propose(set('k', 'v'));
+    await leader.close();
+    expect((await rejection(pending)).kind).toBe('closed');
+    expect((await rejection(leader.propose(set('k', 'v')))).kind).toBe('closed');
+    cluster.network.heal();
+  });
+
+  it('stops (fail-stop) when storage fails, and reports it', async () => {
+    const network = new MemoryNetwork();
+    const engine = new MemoryStorageEngine();
+    const real = engine.group(GROUP);
+    let failWrites = false;
+    const storage: GroupStorage = {
+      group: GROUP,
+      load: () => real.load(),
+      save: (hs, entries) =>
+        failWrites ? Promise.reject(new Error('disk on fire')) : real.save(hs, entries),
+      saveSnapshot: (s) => real.saveSnapshot(s),
+      compact: (i) => real.compact(i),
+      destroy: () => real.destroy(),
+    };
+    const node = await RaftNode.start({
+      id: 'n1',
+      group: GROUP,
+      storage,
+      transport: network.transport('n1'),
+      stateMachine: new KvStore(),
+      bootstrap: ['n1'],
+      tickMs: 5,
+    });
+    const errors: Error[] = [];
+    node.on('error', (error) => errors.push(error));
+    await waitFor(() => node.isLeader());
+    failWrites = true;
+    const error = await rejection(node.propose(set('k', 'v')));
+    expect(error.kind).toBe('closed');
+    expect(errors.map((e) => e.message)).toEqual(['disk on fire']);
+    await network.close();
+  });
+
+  it('restarts from LevelDB on disk (single member)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'raft-node-'));
+    const network = new MemoryNetwork();
+    try {
+      const open = async (engine: LevelStorageEngine, store: KvStore) =>
+        RaftNode.start({
+          id: 'n1',
+          group: GROUP,
+          storage: engine.group(GROUP),
+          transport: network.transport('n1'),
+          stateMachine: store,
+          bootstrap: ['n1'],
+          tickMs: 5,
+          snapshotEntries: 8,
+        });
+      let engine = await LevelStorageEngine.open(dir);
+      const node = await open(engine, new KvStore());
+      await waitFor(() => node.isLeader());
+      for (let i = 0; i < 20; i += 1) await node.propose(set(`k${i}`, `v${i}`));
+      await node.close();
+      await engine.close();
+      engine = await LevelStorageEngine.open(dir);
+      const store = new KvStore();
+      const reopened = await open(engine, store);
+      await waitFor(() => store.map.size === 20);
+      expect(store.restores).toBe(1); // from the stored snapshot, then the log after it
+      expect(reopened.term()).toBeGreaterThanOrEqual(2);
+      await reopened.close();
+      await engine.close();
+    } finally {
+      await network.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('validates its options', async () => {
+    const network = new MemoryNetwork();
+    const base = {
+      id: 'n1',
+      group: GROUP,
+      storage: new MemoryStorageEngine().group(GROUP),
+      transport: network.transport('n1'),
+      stateMachine: new KvStore(),
+    };
+    await expect(RaftNode.start({ ...base, tickMs: 0 })).rejects.toThrow(RaftConfigError);
+    await expect(RaftNode.start({ ...base, leaseTicks: 10 })).rejects.toThrow(/leaseTicks/);
+    await network.close();
+  });
+});
