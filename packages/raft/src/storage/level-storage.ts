@@ -1,0 +1,498 @@
+// StorageEngine on one LevelDB per process, shared by every Raft group the process hosts (as
+// RabbitMQ's Ra shares one WAL). Hard state, entries and snapshot records of all groups go
+// through one group commit: one synced batch per event-loop turn (see group-commit.ts). Snapshot
+// data lives in files (snapshot-files.ts). Every record carries a checksum: a torn or corrupted
+// log tail is dropped on load and reported, never trusted.
+
+import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClassicLevel, type ChainedBatch } from 'classic-level';
+import type {
+  Entry,
+  GroupId,
+  GroupStorage,
+  HardState,
+  RestoredState,
+  Snapshot,
+  StorageEngine,
+} from '../types.js';
+import { GroupCommit } from './group-commit.js';
+import { GroupKeys, REGISTRY_END, REGISTRY_START, groupOfRegistryKey } from './level-keys.js';
+import { LogSpan, type IndexRange } from './log-span.js';
+import { OpGate } from './op-gate.js';
+import {
+  decodeEntryValue,
+  decodeHardState,
+  decodeSnapshotRecord,
+  encodeEntryValue,
+  encodeHardState,
+  encodeSnapshotRecord,
+} from './record-codec.js';
+import { SnapshotFiles, syncDirectory } from './snapshot-files.js';
+import { StorageError } from './storage-error.js';
+import type { StorageStats } from './storage-stats.js';
+
+type Db = ClassicLevel<Buffer, Buffer>;
+type Batch = ChainedBatch<Db, Buffer, Buffer>;
+/** Plans one call against the group's span and adds its writes to the batch. */
+type Fill = (span: LogSpan, batch: Batch) => void;
+/** Whether a call needs an fsync, or how to decide it when it is staged. */
+type MustSync = boolean | (() => boolean);
+
+/** Why load dropped the tail of a group's log. */
+export type TornTailReason = 'checksum' | 'gap' | 'term';
+
+export interface TornTailReport {
+  readonly group: GroupId;
+  /** Index of the first dropped entry (the first one that failed). */
+  readonly firstDroppedIndex: number;
+  readonly droppedEntries: number;
+  readonly reason: TornTailReason;
+}
+
+export interface LevelStorageOptions {
+  /** Backpressure: bytes staged and not yet durable above which calls fail `busy`. Default 64 MiB. */
+  readonly pendingBytesMax?: number;
+  /** A batch stops taking calls once it holds this many bytes. Default 16 MiB. */
+  readonly batchBytesMax?: number;
+  /** LevelDB memtable size in bytes. Default 16 MiB. */
+  readonly writeBufferBytes?: number;
+  /** Told about every torn tail load drops (also counted in `stats().tornEntriesDropped`). */
+  readonly onTornTail?: (report: TornTailReport) => void;
+}
+
+const EMPTY = Buffer.alloc(0);
+const EMPTY_HARD_STATE: HardState = { term: 0, vote: null, commit: 0 };
+const CALL_OVERHEAD_BYTES = 64;
+const ENTRY_OVERHEAD_BYTES = 48;
+const ITERATOR_CHUNK = 1024;
+
+/** What the engine shares with its group handles. */
+interface EngineContext {
+  readonly db: Db;
+  readonly commit: GroupCommit<Batch>;
+  readonly files: SnapshotFiles;
+  readonly onTornTail: ((report: TornTailReport) => void) | undefined;
+  /** Throws StorageError `closed` after close(). */
+  check(): void;
+}
+
+export class LevelStorageEngine implements StorageEngine {
+  private readonly handles = new Map<GroupId, LevelGroupStorage>();
+  private readonly context: EngineContext;
+  private readonly commit: GroupCommit<Batch>;
+  private closed = false;
+
+  private constructor(
+    readonly directory: string,
+    private readonly db: Db,
+    options: LevelStorageOptions,
+  ) {
+    const pendingBytesMax = options.pendingBytesMax ?? 64 * 1024 * 1024;
+    const batchBytesMax = Math.min(options.batchBytesMax ?? 16 * 1024 * 1024, pendingBytesMax);
+    this.commit = new GroupCommit<Batch>(
+      {
+        create: () => db.batch(),
+        write: (batch, sync) => batch.write({ sync }),
+        discard: (batch) => void batch.close().catch(() => undefined),
+      },
+      { pendingBytesMax, batchBytesMax, autoFlush: true, nowMs: () => performance.now() },
+    );
+    this.context = {
+      db,
+      commit: this.commit,
+      files: new SnapshotFiles(join(directory, 'snapshots')),
+      onTornTail: options.onTornTail,
+      check: () => {
+        if (this.closed) throw new StorageError('closed', 'engine closed');
+      },
+    };
+  }
+
+  /**
+   * Opens (creating if missing) the store in `directory`: LevelDB in `<directory>/log`, snapshot
+   * files in `<directory>/snapshots/<group>/`. One per process; rejects if LevelDB is locked.
+   */
+  static async open(directory: string, options: LevelStorageOptions = {}): Promise<LevelStorageEngine> {
+    await mkdir(join(directory, 'snapshots'), { recursive: true });
+    await syncDirectory(directory);
+    const db: Db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), {
+      keyEncoding: 'buffer',
+      valueEncoding: 'buffer',
+      writeBufferSize: options.writeBufferBytes ?? 16 * 1024 * 1024,
+    });
+    await db.open();
+    return new LevelStorageEngine(directory, db, options);
+  }
+
+  /** The storage of group `id` (1-512 UTF-8 bytes, no NUL); the same object for the same id. */
+  group(id: GroupId): GroupStorage {
+    let handle = this.handles.get(id);
+    if (!handle) {
+      handle = new LevelGroupStorage(id, this.context);
+      this.handles.set(id, handle);
+    }
+    return handle;
+  }
+
+  /** Groups with state on disk, in byte order. */
+  async groups(): Promise<GroupId[]> {
+    this.context.check();
+    const keys = await this.db.keys({ gte: REGISTRY_START, lt: REGISTRY_END }).all();
+    return keys.map(groupOfRegistryKey);
+  }
+
+  /**
+   * Waits for snapshot records in flight to be staged and for staged writes to be durable, then
+   * closes LevelDB. Later calls fail `closed`.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.handles.values()].map((handle) => handle.recordsStaged()));
+    await this.commit.barrier().catch(() => undefined);
+    this.closed = true;
+    await this.db.close();
+  }
+
+  stats(): StorageStats {
+    return this.commit.stats.snapshot(this.commit.pendingBytes, this.commit.pendingCalls);
+  }
+}
+
+class LevelGroupStorage implements GroupStorage {
+  private readonly keys: GroupKeys;
+  private readonly gate = new OpGate();
+  /** Null until load(): writes are planned against what is stored. */
+  private span: LogSpan | null = null;
+  private registered = false;
+  /** File of the latest staged snapshot record. */
+  private snapshotFile: string | null = null;
+  /** The last hard state staged (or loaded): a commit-only change needs no fsync. */
+  private lastHardState: HardState = EMPTY_HARD_STATE;
+  /** Settles when every snapshot record asked for so far is staged (never rejects). */
+  private recordChain: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly group: GroupId,
+    private readonly context: EngineContext,
+  ) {
+    this.keys = new GroupKeys(group);
+  }
+
+  /**
+   * Reads the group once everything staged before is durable. Entries that fail their checksum,
+   * leave a gap or lower the term are dropped from there on, deleted durably and reported; the
+   * commit index is clamped to what remains. Rejects `corrupt` when the hard state or the
+   * snapshot fails its checksum (dropping those would be unsafe). Call it before writing.
+   */
+  load(): Promise<RestoredState> {
+    return this.held(async () => {
+      await this.recordChain;
+      await this.context.commit.barrier();
+      const { db, files } = this.context;
+      const [hardStateValue, snapshotValue, registryValue] = await db.getMany([
+        this.keys.hardState,
+        this.keys.snapshot,
+        this.keys.registry,
+      ]);
+      let hardState = hardStateValue
+        ? decodeHardState(this.group, hardStateValue)
+        : EMPTY_HARD_STATE;
+      let snapshot: Snapshot | null = null;
+      let snapshotFile: string | null = null;
+      if (snapshotValue) {
+        const record = decodeSnapshotRecord(this.group, snapshotValue);
+        const data = await files.read(this.group, record.file, record.dataBytes, record.dataCrc);
+        snapshot = { meta: record.meta, data };
+        snapshotFile = record.file;
+      }
+      const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
+      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys);
+      const lastEntry = scan.entries[scan.entries.length - 1];
+      const lastIndex = lastEntry ? lastEntry.index : (snapshot?.meta.index ?? 0);
+      if (hardState.commit > lastIndex) hardState = { ...hardState, commit: lastIndex };
+      await files.removeAllBut(this.group, snapshotFile);
+      this.span = LogSpan.of(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0, scan.entries);
+      this.lastHardState = hardState;
+      this.registered = registryValue !== undefined;
+      this.snapshotFile = snapshotFile;
+      return { hardState, snapshot, entries: scan.entries };
+    });
+  }
+
+  /**
+   * Writes `hardState` and `entries` (see GroupStorage.save). A call with no entries whose hard
+   * state differs from the last one only in `commit` is written without its own fsync (etcd's
+   * MustSync): losing a commit index is harmless, it is learned again from the leader.
+   */
+  save(hardState: HardState | null, entries: readonly Entry[]): Promise<void> {
+    let bytes = CALL_OVERHEAD_BYTES;
+    for (const entry of entries) bytes += entry.data.length + ENTRY_OVERHEAD_BYTES;
+    // Decided when staged, in staging order: a refused call must not count as the last state.
+    const mustSync = (): boolean =>
+      entries.length > 0 || (hardState !== null && !this.sameTermAndVote(hardState));
+    return this.stage(bytes, entries.length, mustSync, (span, batch) => {
+      const truncated = span.append(entries);
+      if (hardState) {
+        batch.put(this.keys.hardState, encodeHardState(hardState));
+        this.lastHardState = hardState;
+      }
+      for (const entry of entries) {
+        batch.put(this.keys.entry(entry.index), encodeEntryValue(entry));
+      }
+      for (let index = truncated.from; index <= truncated.to; index++) {
+        batch.del(this.keys.entry(index));
+      }
+    });
+  }
+
+  /**
+   * Stores a snapshot without holding up the group's later writes: the snapshot file is written
+   * and fsynced in the background, then its record and the deletion of the entries it covers
+   * go into a group-commit batch (records of one group in call order). The promise resolves
+   * once the record is durable. When the stored entry at the snapshot's index has another term
+   * (Raft figure 13), the conflicting tail is deleted at once, in call order, so later entries
+   * never sit durably next to it.
+   */
+  saveSnapshot(snapshot: Snapshot): Promise<void> {
+    const { index, term } = snapshot.meta;
+    let recorded: Promise<void> | null = null;
+    const conflictDeleted = this.stage(CALL_OVERHEAD_BYTES, 0, true, (span, batch) => {
+      const late = this.planSnapshot(span, batch, index, term);
+      const file = this.context.files.write(this.group, index, term, snapshot.data);
+      recorded = this.chainRecord(snapshot, file, late);
+    });
+    return conflictDeleted.then(() => recorded!);
+  }
+
+  /** Drops entries up to `index`, which must not pass the snapshot (so nothing is left to drop). */
+  compact(index: number): Promise<void> {
+    return this.stage(CALL_OVERHEAD_BYTES, 0, false, (span) => span.checkCompact(index));
+  }
+
+  /** Deletes every record and snapshot file of the group, durably. The handle stays usable. */
+  destroy(): Promise<void> {
+    return this.held(async () => {
+      await this.recordChain;
+      await this.context.commit.barrier();
+      const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
+      const keys = await this.context.db.keys(range).all();
+      keys.push(this.keys.registry);
+      await this.deleteKeys(keys);
+      this.span = new LogSpan();
+      this.lastHardState = EMPTY_HARD_STATE;
+      this.registered = false;
+      this.snapshotFile = null;
+      await this.context.files.removeGroup(this.group);
+    });
+  }
+
+  /** Settles once every snapshot record asked for so far is staged (or failed). */
+  recordsStaged(): Promise<void> {
+    return this.recordChain;
+  }
+
+  /**
+   * Applies a snapshot to the span. Deletes now (into `batch`) a stored tail that conflicts with
+   * it: those entries are not in the committed log (Log Matching), so dropping them early is
+   * safe, and it must happen before later entries are written. Returns the covered entries,
+   * which are deleted only with the snapshot's record (they may be needed until then).
+   */
+  private planSnapshot(span: LogSpan, batch: Batch, index: number, term: number): IndexRange {
+    const storedTerm = index >= span.firstIndex ? span.termAt(index) : undefined;
+    const conflict = storedTerm !== undefined && storedTerm !== term;
+    const lastIndex = span.lastIndex;
+    const dropped = span.applySnapshot(index, term);
+    if (!conflict) return dropped;
+    for (let i = index; i <= lastIndex; i++) batch.del(this.keys.entry(i));
+    return { from: dropped.from, to: index - 1 };
+  }
+
+  /** Stages the record once the file is durable and earlier records are staged. */
+  private chainRecord(
+    snapshot: Snapshot,
+    file: Promise<{ file: string; crc: number }>,
+    covered: IndexRange,
+  ): Promise<void> {
+    const staged = Promise.all([this.recordChain, file]).then(([, written]) => ({
+      durable: this.stageRecord(snapshot, written, covered),
+    }));
+    this.recordChain = staged.then(noop, noop);
+    const done = staged.then(({ durable }) => durable);
+    done.catch(noop); // the caller may never see it if the conflict deletion failed first
+    return done;
+  }
+
+  private stageRecord(
+    snapshot: Snapshot,
+    written: { file: string; crc: number },
+    covered: IndexRange,
+  ): Promise<void> {
+    this.context.check();
+    const failure = this.context.commit.failed;
+    if (failure) return Promise.reject(failure);
+    const record = encodeSnapshotRecord({
+      meta: snapshot.meta,
+      file: written.file,
+      dataBytes: snapshot.data.length,
+      dataCrc: written.crc,
+    });
+    const previousFile = this.snapshotFile;
+    this.snapshotFile = written.file;
+    this.context.commit.stats.snapshotsWritten++;
+    const durable = this.context.commit.submit(CALL_OVERHEAD_BYTES + record.length, 0, (batch) => {
+      batch.put(this.keys.snapshot, record);
+      for (let i = covered.from; i <= covered.to; i++) batch.del(this.keys.entry(i));
+      this.register(batch);
+    });
+    return durable.then(async () => {
+      if (previousFile !== null && previousFile !== written.file) {
+        await this.context.files.remove(this.group, previousFile);
+      }
+    });
+  }
+
+  /** Reads the stored log after the snapshot, keeping the valid contiguous prefix. */
+  private async scanLog(
+    snapshotIndex: number,
+    snapshotTerm: number,
+  ): Promise<{ entries: Entry[]; deleteKeys: Buffer[] }> {
+    const entries: Entry[] = [];
+    const deleteKeys: Buffer[] = [];
+    let previousIndex = snapshotIndex;
+    let previousTerm = snapshotTerm;
+    let torn: { index: number; reason: TornTailReason } | null = null;
+    let droppedEntries = 0;
+    const iterator = this.context.db.iterator({ gte: this.keys.entriesStart, lt: this.keys.entriesEnd });
+    try {
+      for (;;) {
+        const chunk = await iterator.nextv(ITERATOR_CHUNK);
+        if (chunk.length === 0) break;
+        for (const [key, value] of chunk) {
+          const index = this.keys.entryIndex(key);
+          if (index <= snapshotIndex) {
+            deleteKeys.push(key); // covered by the snapshot: a leftover
+            continue;
+          }
+          const entry = torn ? null : decodeEntryValue(index, value);
+          if (!torn) {
+            const reason = entryFault(entry, index, previousIndex, previousTerm);
+            if (reason === null) {
+              entries.push(entry!);
+              previousIndex = index;
+              previousTerm = entry!.term;
+              continue;
+            }
+            torn = { index, reason };
+          }
+          // At or past the torn point: never trusted, deleted so it cannot resurface.
+          deleteKeys.push(key);
+          droppedEntries++;
+        }
+      }
+    } finally {
+      await iterator.close();
+    }
+    if (torn) this.reportTorn(torn.index, torn.reason, droppedEntries);
+    return { entries, deleteKeys };
+  }
+
+  private reportTorn(firstDroppedIndex: number, reason: TornTailReason, droppedEntries: number): void {
+    this.context.commit.stats.tornEntriesDropped += droppedEntries;
+    this.context.onTornTail?.({ group: this.group, firstDroppedIndex, droppedEntries, reason });
+  }
+
+  /** Deletes keys in one durable batch (maintenance: not subject to the backpressure bound). */
+  private deleteKeys(keys: readonly Buffer[]): Promise<void> {
+    const failure = this.context.commit.failed;
+    if (failure) return Promise.reject(failure);
+    return this.context.commit.submit(CALL_OVERHEAD_BYTES + keys.length * 32, 0, (batch) => {
+      for (const key of keys) batch.del(key);
+    });
+  }
+
+  private stage(bytes: number, entries: number, mustSync: MustSync, fill: Fill): Promise<void> {
+    try {
+      this.context.check();
+      this.context.commit.admit(bytes);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!this.gate.busy) return this.submit(bytes, entries, mustSync, fill);
+    return new Promise<void>((resolve, reject) => {
+      this.gate.run(() => this.submit(bytes, entries, mustSync, fill).then(resolve, reject));
+    });
+  }
+
+  private submit(bytes: number, entries: number, mustSync: MustSync, fill: Fill): Promise<void> {
+    const span = this.requireSpan();
+    const failure = this.context.commit.failed;
+    if (failure) return Promise.reject(failure);
+    const sync = typeof mustSync === 'function' ? mustSync() : mustSync;
+    return this.context.commit.submit(
+      bytes,
+      entries,
+      (batch) => {
+        fill(span, batch);
+        this.register(batch);
+      },
+      sync,
+    );
+  }
+
+  /** The first write of a group also records it in the registry, atomically with the write. */
+  private register(batch: Batch): void {
+    if (this.registered) return;
+    batch.put(this.keys.registry, EMPTY);
+    this.registered = true;
+  }
+
+  private sameTermAndVote(hardState: HardState): boolean {
+    return hardState.term === this.lastHardState.term && hardState.vote === this.lastHardState.vote;
+  }
+
+  private requireSpan(): LogSpan {
+    assert(this.span !== null, `group ${this.group}: load() before writing`);
+    return this.span;
+  }
+
+  /** Runs `op` holding the group's later calls until it settles. */
+  private held<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      this.context.check();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.gate.runHeld((release) => {
+        op().then(
+          (value) => {
+            release();
+            resolve(value);
+          },
+          (error: unknown) => {
+            release();
+            reject(error);
+          },
+        );
+      });
+    });
+  }
+}
+
+/** Why the entry stored at `index` cannot follow the kept log, or null when it can. */
+function entryFault(
+  entry: Entry | null,
+  index: number,
+  previousIndex: number,
+  previousTerm: number,
+): TornTailReason | null {
+  if (entry === null) return 'checksum';
+  if (index !== previousIndex + 1) return 'gap';
+  if (entry.term < previousTerm) return 'term';
+  return null;
+}
+
+function noop(): void {}

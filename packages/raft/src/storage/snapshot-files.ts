@@ -1,0 +1,97 @@
+// Snapshot data as files in `<root>/<group>/`: written to a temporary name, fsynced, renamed,
+// and the directory fsynced, so a crash leaves either no file or a whole one. LevelDB records
+// which file is current (with its length and checksum); other files are leftovers.
+
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GroupId } from '../types.js';
+import { crc32c } from './crc32c.js';
+import { StorageError } from './storage-error.js';
+
+const TEMP_SUFFIX = '.tmp';
+
+/** Opens a directory and fsyncs it, making renames and creations inside it durable. */
+export async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export class SnapshotFiles {
+  constructor(readonly root: string) {}
+
+  /** Directory of one group's snapshots; the id is percent-encoded to be a safe file name. */
+  directoryOf(group: GroupId): string {
+    return join(this.root, encodeURIComponent(group));
+  }
+
+  /**
+   * Writes `data` durably as a new file of `group` and returns its name and CRC-32C. The name is
+   * fresh each time, so the file a record points at is never overwritten.
+   */
+  async write(
+    group: GroupId,
+    index: number,
+    term: number,
+    data: Uint8Array,
+  ): Promise<{ file: string; crc: number }> {
+    const directory = this.directoryOf(group);
+    const created = await mkdir(directory, { recursive: true });
+    if (created !== undefined) await syncDirectory(this.root);
+    const file = `${index}-${term}-${randomBytes(4).toString('hex')}.snap`;
+    const temp = join(directory, file + TEMP_SUFFIX);
+    const handle = await open(temp, 'w');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, join(directory, file));
+    await syncDirectory(directory);
+    return { file, crc: crc32c(data) };
+  }
+
+  /** Reads a snapshot file and checks its length and checksum; StorageError `corrupt` if not. */
+  async read(group: GroupId, file: string, dataBytes: number, dataCrc: number): Promise<Uint8Array> {
+    let data: Uint8Array;
+    try {
+      data = await readFile(join(this.directoryOf(group), file));
+    } catch (cause) {
+      throw new StorageError('corrupt', `group ${group}: snapshot file ${file} unreadable`, { cause });
+    }
+    if (data.length !== dataBytes || crc32c(data) !== dataCrc) {
+      throw new StorageError('corrupt', `group ${group}: snapshot file ${file} fails its checksum`);
+    }
+    return data;
+  }
+
+  /** Deletes every file of `group` but `keep` (temporaries and superseded snapshots). */
+  async removeAllBut(group: GroupId, keep: string | null): Promise<void> {
+    const directory = this.directoryOf(group);
+    let names: string[];
+    try {
+      names = await readdir(directory);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name !== keep) await rm(join(directory, name), { force: true });
+    }
+  }
+
+  /** Deletes one file, ignoring a missing one (best effort: leftovers are removed on load). */
+  async remove(group: GroupId, file: string): Promise<void> {
+    await unlink(join(this.directoryOf(group), file)).catch(() => undefined);
+  }
+
+  /** Deletes the group's directory and makes that durable. */
+  async removeGroup(group: GroupId): Promise<void> {
+    await rm(this.directoryOf(group), { recursive: true, force: true });
+    await syncDirectory(this.root);
+  }
+}

@@ -1,0 +1,108 @@
+// Counters a storage engine exposes for metrics: how many synced batches (fsyncs) it wrote, how
+// much went into them, how long they took, and what is still waiting.
+
+/** Upper bounds (ms, inclusive) of the fsync latency histogram buckets; one more bucket is +Inf. */
+export const FSYNC_BUCKET_BOUNDS_MS: readonly number[] = [
+  0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
+];
+
+export interface StorageStats {
+  /** Synced batches written (each is one fsync of the log). */
+  readonly fsyncs: number;
+  /** save/saveSnapshot/compact/destroy calls written (synced or not). */
+  readonly callsWritten: number;
+  /** Batches written without an fsync: only writes whose loss is harmless (commit index). */
+  readonly writesUnsynced: number;
+  /** Log entries made durable. */
+  readonly entriesWritten: number;
+  /** Encoded bytes handed to the store (keys and values). */
+  readonly bytesWritten: number;
+  /** Calls in the last batch, and the most in any batch. */
+  readonly batchCallsLast: number;
+  readonly batchCallsMax: number;
+  /** Bytes in the last batch, and the most in any batch. */
+  readonly batchBytesLast: number;
+  readonly batchBytesMax: number;
+  /** Latency of writing + syncing one batch, in milliseconds. */
+  readonly fsyncMsLast: number;
+  readonly fsyncMsMax: number;
+  readonly fsyncMsTotal: number;
+  /**
+   * Batches per latency bucket, not cumulative: index i counts latencies in
+   * (FSYNC_BUCKET_BOUNDS_MS[i-1], FSYNC_BUCKET_BOUNDS_MS[i]]; the last index counts the rest.
+   */
+  readonly fsyncMsHistogram: readonly number[];
+  /** Bytes and calls staged but not yet durable (the backpressure bound applies to bytes). */
+  readonly pendingBytes: number;
+  readonly pendingCalls: number;
+  /** Snapshot files written. */
+  readonly snapshotsWritten: number;
+  /** Log entries dropped on load because they failed their checksum or broke contiguity. */
+  readonly tornEntriesDropped: number;
+}
+
+/** Mutable counters behind `StorageStats`; owned by one engine. */
+export class StatsRecorder {
+  fsyncs = 0;
+  callsWritten = 0;
+  writesUnsynced = 0;
+  entriesWritten = 0;
+  bytesWritten = 0;
+  batchCallsLast = 0;
+  batchCallsMax = 0;
+  batchBytesLast = 0;
+  batchBytesMax = 0;
+  fsyncMsLast = 0;
+  fsyncMsMax = 0;
+  fsyncMsTotal = 0;
+  readonly fsyncMsHistogram: number[] = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
+  snapshotsWritten = 0;
+  tornEntriesDropped = 0;
+
+  /** Records one durable batch of `calls` calls, `entries` entries and `bytes` bytes. */
+  recordBatch(calls: number, entries: number, bytes: number, latencyMs: number): void {
+    this.fsyncs++;
+    this.callsWritten += calls;
+    this.entriesWritten += entries;
+    this.bytesWritten += bytes;
+    this.batchCallsLast = calls;
+    this.batchCallsMax = Math.max(this.batchCallsMax, calls);
+    this.batchBytesLast = bytes;
+    this.batchBytesMax = Math.max(this.batchBytesMax, bytes);
+    this.fsyncMsLast = latencyMs;
+    this.fsyncMsMax = Math.max(this.fsyncMsMax, latencyMs);
+    this.fsyncMsTotal += latencyMs;
+    let bucket = 0;
+    while (bucket < FSYNC_BUCKET_BOUNDS_MS.length && latencyMs > FSYNC_BUCKET_BOUNDS_MS[bucket]!) bucket++;
+    this.fsyncMsHistogram[bucket]!++;
+  }
+
+  /** Records one batch written without an fsync. */
+  recordUnsynced(calls: number, bytes: number): void {
+    this.writesUnsynced++;
+    this.callsWritten += calls;
+    this.bytesWritten += bytes;
+  }
+
+  snapshot(pendingBytes: number, pendingCalls: number): StorageStats {
+    return {
+      fsyncs: this.fsyncs,
+      callsWritten: this.callsWritten,
+      writesUnsynced: this.writesUnsynced,
+      entriesWritten: this.entriesWritten,
+      bytesWritten: this.bytesWritten,
+      batchCallsLast: this.batchCallsLast,
+      batchCallsMax: this.batchCallsMax,
+      batchBytesLast: this.batchBytesLast,
+      batchBytesMax: this.batchBytesMax,
+      fsyncMsLast: this.fsyncMsLast,
+      fsyncMsMax: this.fsyncMsMax,
+      fsyncMsTotal: this.fsyncMsTotal,
+      fsyncMsHistogram: [...this.fsyncMsHistogram],
+      pendingBytes,
+      pendingCalls,
+      snapshotsWritten: this.snapshotsWritten,
+      tornEntriesDropped: this.tornEntriesDropped,
+    };
+  }
+}

@@ -1,0 +1,213 @@
+// Transport over gRPC: a server receiving every peer's stream, and a PeerLink (one long-lived
+// client stream) per peer. Everything sent in one event-loop turn goes out as one frame per peer.
+// The server can carry other services (the member service shares the port).
+
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import type { GroupId, Message, NodeId, Transport } from '../types.js';
+import { decodeFrame } from './message-codec.js';
+import { PeerLink, type PeerLinkLimits, type PeerLinkStats } from './peer-link.js';
+import { RAFT_SERVICE } from './raft-service.js';
+
+/** Another gRPC service to serve on the transport's port. */
+export interface GrpcServiceRegistration {
+  readonly definition: grpc.ServiceDefinition;
+  readonly implementation: grpc.UntypedServiceImplementation;
+}
+
+export interface GrpcTransportOptions extends Partial<PeerLinkLimits> {
+  readonly selfId: NodeId;
+  /** `host:port` to listen on; port 0 takes a free one (read it from `address`). */
+  readonly listen: string;
+  /** Peers' `host:port` by id; an entry for `selfId` is ignored. Change with `setPeers`. */
+  readonly peers: Readonly<Record<NodeId, string>>;
+  readonly services?: readonly GrpcServiceRegistration[];
+}
+
+export interface GrpcTransportStats {
+  readonly receivedFrames: number;
+  readonly receivedMessages: number;
+  /** Frames that did not decode (dropped whole). */
+  readonly rejectedFrames: number;
+  /** Messages addressed to another member (a stale address), dropped. */
+  readonly misroutedMessages: number;
+  /** Messages for a member not in `peers`, dropped. */
+  readonly unknownPeerMessages: number;
+  readonly peers: Readonly<Record<NodeId, PeerLinkStats>>;
+}
+
+const DEFAULT_LIMITS: PeerLinkLimits = {
+  queueMessagesMax: 10_000,
+  queueBytesMax: 64 * 1024 * 1024,
+  frameBytesMax: 4 * 1024 * 1024,
+  messageBytesMax: 64 * 1024 * 1024,
+  reconnectBackoffMsMin: 50,
+  reconnectBackoffMsMax: 2_000,
+};
+
+type Handler = (group: GroupId, message: Message) => void;
+
+export class GrpcTransport implements Transport {
+  private readonly links = new Map<NodeId, PeerLink>();
+  private readonly dirty = new Set<PeerLink>();
+  private flushScheduled = false;
+  private handler: Handler | null = null;
+  private closed = false;
+  private counters = {
+    receivedFrames: 0,
+    receivedMessages: 0,
+    rejectedFrames: 0,
+    misroutedMessages: 0,
+    unknownPeerMessages: 0,
+  };
+
+  private constructor(
+    readonly selfId: NodeId,
+    /** The bound `host:port` (with the real port when `listen` asked for 0). */
+    readonly address: string,
+    /** The gRPC server; other services may be added to it. */
+    readonly server: grpc.Server,
+    private readonly limits: PeerLinkLimits,
+  ) {}
+
+  /**
+   * Starts the server on `options.listen` and links to `options.peers`. Rejects when the address
+   * cannot be bound. Bounds: queueMessagesMax/queueBytesMax per peer (oldest dropped first),
+   * frameBytesMax per frame, messageBytesMax per gRPC message (> frameBytesMax), backoff in ms.
+   */
+  static async start(options: GrpcTransportOptions): Promise<GrpcTransport> {
+    const limits: PeerLinkLimits = {
+      queueMessagesMax: options.queueMessagesMax ?? DEFAULT_LIMITS.queueMessagesMax,
+      queueBytesMax: options.queueBytesMax ?? DEFAULT_LIMITS.queueBytesMax,
+      frameBytesMax: options.frameBytesMax ?? DEFAULT_LIMITS.frameBytesMax,
+      messageBytesMax: options.messageBytesMax ?? DEFAULT_LIMITS.messageBytesMax,
+      reconnectBackoffMsMin: options.reconnectBackoffMsMin ?? DEFAULT_LIMITS.reconnectBackoffMsMin,
+      reconnectBackoffMsMax: options.reconnectBackoffMsMax ?? DEFAULT_LIMITS.reconnectBackoffMsMax,
+    };
+    checkLimits(limits);
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': limits.messageBytesMax,
+      'grpc.max_send_message_length': limits.messageBytesMax,
+    });
+    const port = await new Promise<number>((resolve, reject) => {
+      server.bindAsync(options.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      );
+    });
+    const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+    const transport = new GrpcTransport(options.selfId, `${host}:${port}`, server, limits);
+    server.addService(RAFT_SERVICE, { stream: transport.serveStream });
+    for (const service of options.services ?? []) {
+      server.addService(service.definition, service.implementation);
+    }
+    transport.setPeers(options.peers);
+    return transport;
+  }
+
+  /** Queues messages (each addressed by `to`) for the next flush. Never throws, never blocks. */
+  send(group: GroupId, messages: readonly Message[]): void {
+    if (this.closed) return;
+    for (const message of messages) {
+      const link = this.links.get(message.to);
+      if (!link) {
+        this.counters.unknownPeerMessages++;
+        continue;
+      }
+      link.enqueue(group, message);
+      this.dirty.add(link);
+    }
+    this.scheduleFlush();
+  }
+
+  onMessage(handler: Handler): void {
+    this.handler = handler;
+  }
+
+  /** Replaces the peer set (membership change): new peers are linked, removed ones closed. */
+  setPeers(peers: Readonly<Record<NodeId, string>>): void {
+    if (this.closed) return;
+    for (const [id, link] of this.links) {
+      if (peers[id] !== link.address) {
+        link.close();
+        this.links.delete(id);
+        this.dirty.delete(link);
+      }
+    }
+    for (const [id, address] of Object.entries(peers)) {
+      if (id === this.selfId || this.links.has(id)) continue;
+      this.links.set(id, new PeerLink(id, address, this.selfId, this.limits));
+    }
+  }
+
+  stats(): GrpcTransportStats {
+    const peers: Record<NodeId, PeerLinkStats> = {};
+    for (const [id, link] of this.links) peers[id] = link.stats();
+    return { ...this.counters, peers };
+  }
+
+  /** Ends the streams, closes the connections and stops the server (open calls are cut). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const link of this.links.values()) link.close();
+    this.links.clear();
+    this.dirty.clear();
+    this.server.forceShutdown();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After this turn's I/O and microtasks: everything sent in the turn shares one frame.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (this.closed) return;
+      for (const link of this.dirty) link.flush();
+      this.dirty.clear();
+    });
+  }
+
+  /** Server side of a peer's stream: decode each frame and hand its messages over in order. */
+  private readonly serveStream = (
+    call: grpc.ServerReadableStream<Buffer, unknown>,
+    callback: grpc.sendUnaryData<unknown>,
+  ): void => {
+    call.on('data', (frame: Buffer) => this.receive(frame));
+    call.on('end', () => callback(null, {}));
+    call.on('error', () => undefined); // the peer went away; its link reconnects
+  };
+
+  private receive(frame: Buffer): void {
+    if (this.closed) return;
+    let batches;
+    try {
+      batches = decodeFrame(frame);
+    } catch {
+      this.counters.rejectedFrames++;
+      return;
+    }
+    this.counters.receivedFrames++;
+    for (const batch of batches) {
+      for (const message of batch.messages) {
+        if (message.to !== this.selfId) {
+          this.counters.misroutedMessages++;
+          continue;
+        }
+        this.counters.receivedMessages++;
+        this.handler?.(batch.group, message);
+      }
+    }
+  }
+}
+
+function checkLimits(limits: PeerLinkLimits): void {
+  assert(limits.queueMessagesMax > 0 && limits.queueBytesMax > 0, 'queue bounds > 0');
+  assert(
+    limits.frameBytesMax > 0 && limits.frameBytesMax < limits.messageBytesMax,
+    'frameBytesMax < messageBytesMax',
+  );
+  assert(
+    limits.reconnectBackoffMsMin > 0 && limits.reconnectBackoffMsMin <= limits.reconnectBackoffMsMax,
+    'reconnect backoff range',
+  );
+}

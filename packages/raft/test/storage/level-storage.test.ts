@@ -1,0 +1,227 @@
+import { mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GroupKeys } from '../../src/storage/level-keys.js';
+import { LevelStorageEngine, type TornTailReport } from '../../src/storage/level-storage.js';
+import { encodeEntryValue } from '../../src/storage/record-codec.js';
+import { isStorageError } from '../../src/storage/storage-error.js';
+import { entries, entry, storageConformance } from './conformance.js';
+
+const directories = new Map<LevelStorageEngine, string>();
+
+async function freshDirectory(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'mq-raft-level-'));
+}
+
+storageConformance<LevelStorageEngine>('LevelDB', {
+  create: async (options) => {
+    const directory = await freshDirectory();
+    const engine = await LevelStorageEngine.open(directory, options);
+    directories.set(engine, directory);
+    return engine;
+  },
+  restart: async (engine) => {
+    const directory = directories.get(engine)!;
+    await engine.close();
+    const next = await LevelStorageEngine.open(directory);
+    directories.set(next, directory);
+    return next;
+  },
+  stats: (engine) => engine.stats(),
+  dispose: async (engine) => {
+    await engine.close();
+    const directory = directories.get(engine)!;
+    directories.delete(engine);
+    if (![...directories.values()].includes(directory)) await rm(directory, { recursive: true, force: true });
+  },
+});
+
+describe('LevelStorageEngine on disk', () => {
+  const cleanup: string[] = [];
+  afterEach(async () => {
+    for (const directory of cleanup.splice(0)) await rm(directory, { recursive: true, force: true });
+  });
+
+  async function setup(): Promise<{ directory: string; reports: TornTailReport[]; reopen(): Promise<LevelStorageEngine> }> {
+    const directory = await freshDirectory();
+    cleanup.push(directory);
+    const reports: TornTailReport[] = [];
+    return {
+      directory,
+      reports,
+      reopen: () => LevelStorageEngine.open(directory, { onTornTail: (report) => reports.push(report) }),
+    };
+  }
+
+  /** Writes entries 1..5 (term 1) and 6..8 (term 2) in two durable batches, then closes. */
+  async function writeTwoBatches(reopen: () => Promise<LevelStorageEngine>): Promise<void> {
+    const engine = await reopen();
+    const storage = engine.group('spool:s');
+    await storage.load();
+    await storage.save({ term: 1, vote: 'n1', commit: 5 }, entries(1, 5, 1));
+    await storage.save({ term: 2, vote: 'n2', commit: 8 }, entries(6, 8, 2));
+    await engine.close();
+  }
+
+  it('a torn write at the end of the LevelDB log loses exactly the last batch', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    // Cut the write-ahead log in the middle of its last record, as a crash during the write would.
+    const logDirectory = join(directory, 'log');
+    const wal = (await readdir(logDirectory)).filter((name) => name.endsWith('.log')).sort().pop()!;
+    const walPath = join(logDirectory, wal);
+    const { size } = await stat(walPath);
+    const handle = await open(walPath, 'r+');
+    await handle.truncate(size - 20);
+    await handle.close();
+
+    const engine = await reopen();
+    const restored = await engine.group('spool:s').load();
+    expect(restored.hardState).toEqual({ term: 1, vote: 'n1', commit: 5 });
+    expect(restored.entries.map((e) => `${e.index}/${e.term}`)).toEqual(['1/1', '2/1', '3/1', '4/1', '5/1']);
+    await engine.close();
+  });
+
+  it('drops and reports entries that fail their checksum, and everything after them', async () => {
+    const { directory, reports, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    // Corrupt entry 6's payload under LevelDB (its own checksums are intact, ours is not).
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const keys = new GroupKeys('spool:s');
+    const value = (await db.get(keys.entry(6)))!;
+    value[value.length - 1] ^= 0x01;
+    await db.put(keys.entry(6), value, { sync: true });
+    await db.close();
+
+    let engine = await reopen();
+    const restored = await engine.group('spool:s').load();
+    expect(restored.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5]);
+    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 5 });
+    expect(reports).toEqual([{ group: 'spool:s', firstDroppedIndex: 6, droppedEntries: 3, reason: 'checksum' }]);
+    expect(engine.stats().tornEntriesDropped).toBe(3);
+    // The dropped records were deleted durably: the next start finds nothing to drop, and the
+    // log continues from 5.
+    await engine.group('spool:s').save(null, [entry(6, 2)]);
+    await engine.close();
+    engine = await reopen();
+    const again = await engine.group('spool:s').load();
+    expect(again.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(reports.length).toBe(1);
+    await engine.close();
+  });
+
+  it('drops entries that leave a gap or lower the term', async () => {
+    const { directory, reports, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const keys = new GroupKeys('spool:s');
+    await db.put(keys.entry(10), encodeEntryValue(entry(10, 2)), { sync: true });
+    await db.close();
+    let engine = await reopen();
+    expect((await engine.group('spool:s').load()).entries.length).toBe(8);
+    expect(reports.pop()).toMatchObject({ firstDroppedIndex: 10, droppedEntries: 1, reason: 'gap' });
+    await engine.close();
+
+    const db2 = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db2.open();
+    await db2.put(keys.entry(9), encodeEntryValue(entry(9, 1)), { sync: true });
+    await db2.close();
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).entries.length).toBe(8);
+    expect(reports.pop()).toMatchObject({ firstDroppedIndex: 9, droppedEntries: 1, reason: 'term' });
+    await engine.close();
+  });
+
+  it('keeps one snapshot file per group and removes leftovers on load', async () => {
+    const { directory, reopen } = await setup();
+    let engine = await reopen();
+    const storage = engine.group('spool:x');
+    await storage.load();
+    await storage.save({ term: 1, vote: null, commit: 4 }, entries(1, 4, 1));
+    const config = { voters: ['n1'], learners: [] };
+    await storage.saveSnapshot({ meta: { index: 2, term: 1, config }, data: new Uint8Array([1, 2]) });
+    await storage.saveSnapshot({ meta: { index: 3, term: 1, config }, data: new Uint8Array([3]) });
+    const snapshotDirectory = join(directory, 'snapshots', encodeURIComponent('spool:x'));
+    expect((await readdir(snapshotDirectory)).length).toBe(1);
+    await writeFile(join(snapshotDirectory, 'stray.snap.tmp'), 'half-written');
+    await engine.close();
+    engine = await reopen();
+    const restored = await engine.group('spool:x').load();
+    expect([...restored.snapshot!.data]).toEqual([3]);
+    expect((await readdir(snapshotDirectory)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    await engine.close();
+  });
+
+  it('refuses to load a group whose snapshot file is corrupted', async () => {
+    const { directory, reopen } = await setup();
+    let engine = await reopen();
+    const storage = engine.group('g');
+    await storage.load();
+    await storage.saveSnapshot({ meta: { index: 5, term: 2, config: { voters: ['n1'], learners: [] } }, data: new Uint8Array(100) });
+    await engine.close();
+    const snapshotDirectory = join(directory, 'snapshots', 'g');
+    const [file] = await readdir(snapshotDirectory);
+    const bytes = new Uint8Array(100);
+    bytes[50] = 1;
+    await writeFile(join(snapshotDirectory, file!), bytes);
+    engine = await reopen();
+    await expect(engine.group('g').load()).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
+    );
+    await engine.close();
+  });
+
+  it('destroy removes the snapshot directory', async () => {
+    const { directory, reopen } = await setup();
+    const engine = await reopen();
+    const storage = engine.group('g');
+    await storage.load();
+    await storage.saveSnapshot({ meta: { index: 1, term: 1, config: { voters: ['n1'], learners: [] } }, data: new Uint8Array(1) });
+    await storage.destroy();
+    await expect(stat(join(directory, 'snapshots', 'g'))).rejects.toThrow();
+    await engine.close();
+  });
+
+  it('writes a commit-only hard state change without an fsync, and anything else with one', async () => {
+    const { reopen } = await setup();
+    let engine = await reopen();
+    const storage = engine.group('g');
+    await storage.load();
+    await storage.save({ term: 1, vote: 'n1', commit: 0 }, entries(1, 3, 1));
+    const synced = engine.stats().fsyncs;
+    await storage.save({ term: 1, vote: 'n1', commit: 3 }, []);
+    expect(engine.stats().fsyncs).toBe(synced);
+    expect(engine.stats().writesUnsynced).toBe(1);
+    await storage.save({ term: 2, vote: null, commit: 3 }, []);
+    expect(engine.stats().fsyncs).toBe(synced + 1);
+    await engine.close();
+    engine = await reopen();
+    expect((await engine.group('g').load()).hardState).toEqual({ term: 2, vote: null, commit: 3 });
+    await engine.close();
+  });
+
+  it('a refused term change does not let the next save skip its fsync', async () => {
+    const { directory } = await setup();
+    const engine = await LevelStorageEngine.open(directory, { pendingBytesMax: 2048 });
+    const storage = engine.group('g');
+    await storage.load();
+    const big = storage.save(null, [{ ...entry(1, 1), data: new Uint8Array(1900) }]);
+    await expect(storage.save({ term: 5, vote: 'n2', commit: 0 }, [])).rejects.toThrow(/pending/);
+    await big;
+    const synced = engine.stats().fsyncs;
+    await storage.save({ term: 5, vote: 'n2', commit: 1 }, []);
+    expect(engine.stats().fsyncs).toBe(synced + 1);
+    await engine.close();
+  });
+
+  it('a second engine on the same directory is refused while the first is open', async () => {
+    const { reopen } = await setup();
+    const engine = await reopen();
+    await expect(reopen()).rejects.toThrow();
+    await engine.close();
+  });
+});

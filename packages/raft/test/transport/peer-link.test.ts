@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { GrpcTransport } from '../../src/transport/grpc-transport.js';
+import { PeerLink, messageBytesEstimate, type PeerLinkLimits } from '../../src/transport/peer-link.js';
+import { EntryType, MessageType, type Message } from '../../src/types.js';
+
+const limits: PeerLinkLimits = {
+  queueMessagesMax: 3,
+  queueBytesMax: 1_000_000,
+  frameBytesMax: 100_000,
+  messageBytesMax: 1_000_000,
+  reconnectBackoffMsMin: 20,
+  reconnectBackoffMsMax: 200,
+};
+
+const ping = (term: number): Message => ({ type: MessageType.TimeoutNow, from: 'a', to: 'b', term });
+
+function append(bytes: number): Message {
+  return {
+    type: MessageType.AppendEntries,
+    from: 'a',
+    to: 'b',
+    term: 1,
+    prevLogIndex: 0,
+    prevLogTerm: 0,
+    leaderCommit: 0,
+    leaderTick: 0,
+    entries: [{ index: 1, term: 1, type: EntryType.Normal, data: new Uint8Array(bytes) }],
+  };
+}
+
+describe('PeerLink', () => {
+  const cleanup: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0)) await step();
+  });
+
+  it('estimates sizes from payload bytes', () => {
+    expect(messageBytesEstimate(append(1000))).toBeGreaterThan(1000);
+    expect(messageBytesEstimate(append(1000))).toBeLessThan(1200);
+    expect(messageBytesEstimate(ping(1))).toBeLessThan(100);
+  });
+
+  it('drops the oldest messages past the bounds, keeping at least the newest one', () => {
+    const byBytes = new PeerLink('b', '127.0.0.1:1', 'a', { ...limits, queueMessagesMax: 100, queueBytesMax: 2500 });
+    cleanup.push(() => byBytes.close());
+    for (let i = 0; i < 5; i++) byBytes.enqueue('g', append(1000));
+    expect(byBytes.stats().queuedMessages).toBe(2);
+    expect(byBytes.stats().droppedMessages).toBe(3);
+    byBytes.enqueue('g', append(10_000));
+    expect(byBytes.stats().queuedMessages).toBe(1);
+  });
+
+  it('holds messages while the peer is down and sends the newest ones once it is up', async () => {
+    // Take a free port, then leave it unbound while the link queues.
+    const probe = await GrpcTransport.start({ selfId: 'b', listen: '127.0.0.1:0', peers: {} });
+    const address = probe.address;
+    await probe.close();
+    const link = new PeerLink('b', address, 'a', limits);
+    cleanup.push(() => link.close());
+    for (let term = 1; term <= 5; term++) link.enqueue('g', ping(term));
+    link.flush();
+    expect(link.stats().sentMessages).toBe(0);
+
+    const peer = await GrpcTransport.start({ selfId: 'b', listen: address, peers: {} });
+    cleanup.push(() => peer.close());
+    const terms: number[] = [];
+    peer.onMessage((_group, message) => terms.push(message.term));
+    for (let waited = 0; terms.length < 3; waited += 10) {
+      if (waited > 10_000) throw new Error('no delivery after the peer came up');
+      link.flush();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(terms).toEqual([3, 4, 5]);
+    expect(link.stats().sentFrames).toBe(1);
+  });
+});
