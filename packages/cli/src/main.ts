@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// Entry point of the `mq` command: wires process signals, stdio and the environment into
+// runCli and exits with its status. A second SIGINT/SIGTERM during shutdown exits at once.
+
+import { runCli } from './cli.js';
+import { createLogger } from './logger.js';
+
+/** Exit status when a second signal cuts a graceful shutdown short (128 + SIGINT). */
+const EXIT_FORCED = 130;
+
+async function main(): Promise<void> {
+  const logger = createLogger(process.env['MQ_LOG_LEVEL'] ?? 'info');
+  const shutdown = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shutdown.signal.aborted) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(EXIT_FORCED);
+    }
+    logger.info({ signal }, 'signal received: shutting down gracefully');
+    shutdown.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let status: number;
+  try {
+    status = await runCli(process.argv.slice(2), {
+      env: process.env,
+      shutdown: shutdown.signal,
+      logger,
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  } catch (error) {
+    logger.fatal({ err: error }, 'mq failed');
+    status = 1;
+  }
+  // Exit explicitly: a stray handle (a socket a peer keeps open) must not hold the process.
+  process.stdout.write('', () => process.exit(status));
+}
+
+void main();
