@@ -25,10 +25,24 @@ import {
 } from '@mq/engine';
 import type { SpoolHost } from './spool-host.js';
 
+/**
+ * Finds the host serving `spool` now, or throws the MqError that answers the call (404
+ * spool_not_found, 503 unavailable with a notPrimary hint in the cluster).
+ */
+export type HostResolver = (spool: string) => SpoolHost;
+
 export class HostedSpoolService implements SpoolService {
-  constructor(private readonly hosts: ReadonlyMap<string, SpoolHost>) {}
+  /**
+   * `hosts`: a fixed map (the local variant) or a resolver (the cluster, where the spools served
+   * here change with leadership). `isReady`: the answer of `ready()` (default: always ready).
+   */
+  constructor(
+    private readonly hosts: ReadonlyMap<string, SpoolHost> | HostResolver,
+    private readonly isReady: () => boolean = () => true,
+  ) {}
 
   private host(spool: string): SpoolHost {
+    if (typeof this.hosts === 'function') return this.hosts(spool);
     const host = this.hosts.get(spool);
     if (host === undefined) throw new MqError('spool_not_found', `spool ${spool} does not exist`);
     return host;
@@ -39,7 +53,7 @@ export class HostedSpoolService implements SpoolService {
   }
 
   ready(): boolean {
-    return true;
+    return this.isReady();
   }
 
   async describeSpool(spool: string): Promise<SpoolView> {

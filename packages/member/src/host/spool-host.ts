@@ -62,10 +62,19 @@ export interface SpoolHostOptions {
    * the primary's checks, so no append is ever in flight and none is counted as such.
    */
   readonly appliesSynchronously?: boolean;
+  /**
+   * Asked before a receive hands out a message (the cluster's leader lease: two primaries must
+   * never lease the same message). Null allows it; an error rejects a receive, and parked
+   * receivers keep waiting while the timer asks again after `receiveGuardRetryMs`.
+   */
+  readonly receiveGuard?: () => MqError | null;
+  /** How soon parked receivers are retried after the guard refused (ms, default 50). */
+  readonly receiveGuardRetryMs?: number;
 }
 
 export const WAITERS_PER_QUEUE_MAX_DEFAULT = 10_000;
 export const TIMER_BATCH_MAX_DEFAULT = 1024;
+export const RECEIVE_GUARD_RETRY_MS_DEFAULT = 50;
 const NAME_PATTERN = /^[A-Za-z0-9_:-]{1,63}$/;
 
 /** A verified delivery lease and what it names. */
@@ -86,6 +95,8 @@ export class SpoolHost {
   private readonly waitersPerQueueMax: number;
   private readonly timerBatchMax: number;
   private readonly synchronous: boolean;
+  private readonly receiveGuard: (() => MqError | null) | null;
+  private readonly receiveGuardRetryMs: number;
 
   private readonly waiters = new Map<number, WaiterList>();
   private readonly rateTimers = new Map<number, TimerHandle>();
@@ -107,6 +118,8 @@ export class SpoolHost {
     this.waitersPerQueueMax = options.waitersPerQueueMax ?? WAITERS_PER_QUEUE_MAX_DEFAULT;
     this.timerBatchMax = options.timerBatchMax ?? TIMER_BATCH_MAX_DEFAULT;
     this.synchronous = options.appliesSynchronously ?? false;
+    this.receiveGuard = options.receiveGuard ?? null;
+    this.receiveGuardRetryMs = options.receiveGuardRetryMs ?? RECEIVE_GUARD_RETRY_MS_DEFAULT;
     if (this.waitersPerQueueMax < 1 || this.timerBatchMax < 1) {
       throw new Error('spool host: bounds must be >= 1');
     }
@@ -272,6 +285,8 @@ export class SpoolHost {
    */
   receive(name: string, request: ReceiveRequest): Promise<Delivery | null> {
     const queue = this.queueOr404(name);
+    const refusal = this.receiveGuard === null ? null : this.receiveGuard();
+    if (refusal !== null) throw refusal;
     const list = this.waiters.get(queue.gen);
     if (list !== undefined && list.size > 0) this.wake(queue);
     if (list === undefined || list.size === 0) {
@@ -646,6 +661,12 @@ export class SpoolHost {
       return;
     }
     const now = this.clock.nowMs();
+    if (this.receiveGuard !== null && this.receiveGuard() !== null) {
+      // Receivers stay parked; the spool timer asks again soon.
+      const retryAtMs = now + this.receiveGuardRetryMs;
+      if (retryAtMs < this.armedAtMs) this.arm(retryAtMs);
+      return;
+    }
     while (list.size > 0) {
       const outcome = this.engine.receive(queue, now);
       if (outcome === null) break;
