@@ -17,3 +17,52 @@ export { CursorCodec, CursorKind } from './host/cursors.js';
 export { PatternCache } from './host/patterns.js';
 export { SpoolHost, type SpoolHostOptions } from './host/spool-host.js';
 export { HostedSpoolService } from './host/hosted-service.js';
+export { type HostResolver } from './host/hosted-service.js';
+export { Member, type MemberStatus, MEMBER_READY_TIMEOUT_MS_DEFAULT } from './cluster/member.js';
+export { type MemberOptions } from './cluster/member-options.js';
+export {
+  SpoolReplica,
+  type SpoolReplicaOptions,
+  type SpoolReplicaStatus,
+  type ClusterCodecs,
+  spoolGroup,
+  parseSpoolGroup,
+} from './cluster/spool-replica.js';
+export { RaftCommandLog, type ProposalTarget } from './cluster/raft-command-log.js';
+export { MetaReplica, META_GROUP, DEFAULT_SPOOL } from './cluster/meta-replica.js';
+export { MetaState, type PlacedSpool } from './cluster/meta-state.js';
+export {
+  type MetaCommand,
+  type MetaResult,
+  type SpoolRecord,
+  type AccountRecord,
+  type AccountState,
+  type KeyRecord,
+  CLUSTER_SECRET_BYTES,
+  KEY_HASH_BYTES,
+  encodeMetaCommand,
+  decodeMetaCommand,
+} from './cluster/meta-commands.js';
+export { MetaCodecError } from './cluster/meta-bytes.js';
+export { placeReplicas, REPLICAS_PER_SPOOL_DEFAULT } from './cluster/placement.js';
+export { type RaftTuning } from './cluster/raft-tuning.js';
+export { notPrimary, proposalError } from './cluster/cluster-errors.js';
+export {
+  encodeEntry,
+  encodeBarrier,
+  entryTimeMs,
+  entryCommand,
+  isBarrier,
+  ENTRY_TIME_BYTES,
+} from './cluster/entry-codec.js';
+// The member's gRPC service for gateways (proto/member.proto).
+export {
+  serveSpoolService,
+  startMemberRpcServer,
+  memberServiceRegistration,
+  type MemberRpcOptions,
+  type MemberRpcServer,
+  type MemberRpcStats,
+  type MemberServiceRegistration,
+} from './rpc/member-rpc-server.js';
+export { notPrimaryError } from '@mq/gateway';

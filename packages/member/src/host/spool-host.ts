@@ -120,7 +120,7 @@ export class SpoolHost {
     this.synchronous = options.appliesSynchronously ?? false;
     this.receiveGuard = options.receiveGuard ?? null;
     this.receiveGuardRetryMs = options.receiveGuardRetryMs ?? RECEIVE_GUARD_RETRY_MS_DEFAULT;
-    if (this.waitersPerQueueMax < 1 || this.timerBatchMax < 1) {
+    if (this.waitersPerQueueMax < 1 || this.timerBatchMax < 1 || this.receiveGuardRetryMs < 1) {
       throw new Error('spool host: bounds must be >= 1');
     }
   }

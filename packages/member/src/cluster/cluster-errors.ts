@@ -1,0 +1,60 @@
+// How the cluster's failures reach callers: as MqError values with the interface's kinds. A
+// `notPrimary` detail marks an answer given before anything was appended, so the gateway may try
+// the call on another member (the leader hint, when known, names which).
+
+import { MqError } from '@mq/engine';
+import { isRaftError } from '@mq/raft';
+
+/**
+ * 503 unavailable for a call that reached a member that is not the spool's primary. `leaderId`:
+ * the member believed to be primary (omitted when unknown). `replicas`: for a spool this member
+ * does not hold, the members that do (comma-separated), so a router can try them.
+ */
+export function notPrimary(
+  spool: string,
+  leaderId: string | null,
+  replicas?: readonly string[],
+): MqError {
+  const details: Record<string, string | boolean> = { notPrimary: true };
+  if (leaderId !== null) details.leaderId = leaderId;
+  if (replicas !== undefined) details.replicas = replicas.join(',');
+  const where = leaderId === null ? 'primary unknown' : `primary is ${leaderId}`;
+  const message = `this member is not the primary of spool ${spool} (${where})`;
+  return new MqError('unavailable', message, details);
+}
+
+/** 503 unavailable with no hint: retry later (nothing was appended). */
+export function unavailable(message: string): MqError {
+  return new MqError('unavailable', message);
+}
+
+/**
+ * Maps a failed proposal. `accepted`: the proposal was handed to Raft (so it may have been
+ * appended). RaftError not_leader -> notPrimary with the hint; busy -> unavailable; closed ->
+ * unavailable before acceptance, operation_unconfirmed after (the node closed with the entry
+ * possibly appended); leadership_lost -> operation_unconfirmed; anything else (a bug, a storage
+ * failure) -> internal when not accepted, operation_unconfirmed when accepted.
+ */
+export function proposalError(spool: string, error: unknown, accepted: boolean): MqError {
+  if (error instanceof MqError) return error;
+  if (isRaftError(error)) {
+    switch (error.kind) {
+      case 'not_leader':
+        return notPrimary(spool, error.leaderId);
+      case 'busy':
+        return unavailable('too many writes pending on the primary; retry');
+      case 'leadership_lost':
+        return unconfirmed();
+      case 'closed':
+        return accepted ? unconfirmed() : unavailable('spool replica closed; retry');
+      default:
+        break;
+    }
+  }
+  return accepted ? unconfirmed() : new MqError('internal', `spool ${spool}: ${String(error)}`);
+}
+
+function unconfirmed(): MqError {
+  const message = 'the write was accepted but its commit could not be confirmed';
+  return new MqError('operation_unconfirmed', message);
+}

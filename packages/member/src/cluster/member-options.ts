@@ -1,0 +1,59 @@
+// What a member is started with, and the checks run on it before anything starts.
+
+import type { Plan, SpoolService } from '@mq/engine';
+import type { GrpcServiceRegistration, StorageEngine, Transport } from '@mq/raft';
+import type { Clock } from '../host/clock.js';
+import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
+import type { RaftTuning } from './raft-tuning.js';
+
+const PEER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export interface MemberOptions {
+  /** This member's id: a key of `peers`. */
+  readonly id: string;
+  /** Every member's gRPC address (`host:port`) by id, this member included. */
+  readonly peers: Readonly<Record<string, string>>;
+  /** gRPC listen address (`host:port`; port 0 takes a free one). Default: `peers[id]`. */
+  readonly listen?: string;
+  /** Directory of the member's LevelDB storage. Exactly one of `dataDir` and `storage`. */
+  readonly dataDir?: string;
+  /** Any StorageEngine (tests); the member does not close it. */
+  readonly storage?: StorageEngine;
+  /** Any Transport (tests: MemoryNetwork); default a GrpcTransport on `listen`. */
+  readonly transport?: Transport;
+  /** Time and timers of the spool hosts (entry times, lease timeouts, long polls). */
+  readonly clock?: Clock;
+  readonly raft?: RaftTuning;
+  /** Plan limits of every spool (until accounts carry plans). */
+  readonly plan?: Partial<Plan>;
+  /** Replicas per spool (default 3): a spool gets min(members, this). */
+  readonly replicasPerSpool?: number;
+  readonly waitersPerQueueMax?: number;
+  /** More gRPC services on the member's port (the member RPC), given the member's service. */
+  readonly grpcServices?: (service: SpoolService) => readonly GrpcServiceRegistration[];
+  /** Source of the cluster secret (default node:crypto randomBytes). */
+  readonly randomBytes?: (bytes: number) => Uint8Array;
+}
+
+/**
+ * Throws Error when: an id is not 1-64 of [A-Za-z0-9_.-], `peers` lacks this member, not exactly
+ * one of `dataDir` and `storage` is given, or `replicasPerSpool` is not a positive integer.
+ */
+export function checkOptions(options: MemberOptions): void {
+  if (!PEER_ID.test(options.id)) {
+    throw new Error(`member: invalid id ${JSON.stringify(options.id)}`);
+  }
+  if (options.peers[options.id] === undefined) {
+    throw new Error(`member: peers must include this member (${options.id})`);
+  }
+  for (const id of Object.keys(options.peers)) {
+    if (!PEER_ID.test(id)) throw new Error(`member: invalid peer id ${JSON.stringify(id)}`);
+  }
+  if ((options.dataDir === undefined) === (options.storage === undefined)) {
+    throw new Error('member: exactly one of dataDir and storage is required');
+  }
+  const replicas = options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT;
+  if (!Number.isSafeInteger(replicas) || replicas < 1) {
+    throw new Error('member: replicasPerSpool must be a positive integer');
+  }
+}

@@ -1,0 +1,391 @@
+// A cluster member: one StorageEngine and one Transport shared by every Raft group it hosts (the
+// metadata group on every member, and the spools placed on it), and `service`, the SpoolService
+// that routes each call to the local replica of its spool while that replica is the primary.
+//
+// The metadata group has every configured member as a voter (not only the first 3 or 5): every
+// member then applies the metadata itself and needs no other way to learn its placement.
+//
+// Start-up: a member whose storage is empty bootstraps the metadata group with the configured
+// peers as voters; otherwise it recovers every group from storage (term, vote, log, snapshot)
+// and never bootstraps again. Spool groups found in storage start at once (the member takes part
+// in their quorums before its metadata catches up); spools the metadata places on this member
+// start when their entry is applied (bootstrapped with their replica set if new).
+
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { MqError, type Plan, resolvePlan, type SpoolService } from '@mq/engine';
+import {
+  GroupRouter,
+  GrpcTransport,
+  LevelStorageEngine,
+  type RaftNodeStatus,
+  type StorageEngine,
+  type Transport,
+} from '@mq/raft';
+import type * as grpc from '@grpc/grpc-js';
+import { type Clock, systemClock } from '../host/clock.js';
+import { CursorCodec } from '../host/cursors.js';
+import { HostedSpoolService } from '../host/hosted-service.js';
+import { PatternCache } from '../host/patterns.js';
+import type { SpoolHost } from '../host/spool-host.js';
+import { TokenCodec } from '../host/tokens.js';
+import { notPrimary, unavailable } from './cluster-errors.js';
+import type { MetaCommand, MetaResult } from './meta-commands.js';
+import { META_GROUP, MetaReplica } from './meta-replica.js';
+import { type MemberOptions, checkOptions } from './member-options.js';
+import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
+import {
+  type ClusterCodecs,
+  SpoolReplica,
+  type SpoolReplicaStatus,
+  parseSpoolGroup,
+  spoolGroup,
+} from './spool-replica.js';
+
+export interface MemberStatus {
+  readonly id: string;
+  /** The cluster secret is known: spools can open here. */
+  readonly initialized: boolean;
+  readonly meta: RaftNodeStatus;
+  readonly spools: readonly SpoolReplicaStatus[];
+}
+
+/** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
+const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
+/** How long `ready()` waits by default (ms). */
+export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
+
+interface ReadyWaiter {
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export class Member {
+  readonly id: string;
+  /** Routes each call to this member's replica of the spool while it is the primary. */
+  readonly service: SpoolService;
+  private readonly options: MemberOptions;
+  private readonly clock: Clock;
+  private readonly plan: Plan;
+  private readonly replicas = new Map<string, SpoolReplica>();
+  private readonly starting = new Map<string, Promise<void>>();
+  /** Replicas of deleted spools being closed and dropped from storage. */
+  private readonly stopping = new Map<string, Promise<void>>();
+  private readonly readyWaiters = new Set<ReadyWaiter>();
+  private readonly patterns = new PatternCache();
+  private storageValue!: StorageEngine;
+  private ownsStorage = false;
+  private transport!: Transport;
+  private router!: GroupRouter;
+  private metaValue: MetaReplica | null = null;
+  private codecs: ClusterCodecs | null = null;
+  private grpcTransport: GrpcTransport | null = null;
+  private closing = false;
+  private lastStartError: Error | null = null;
+
+  private constructor(options: MemberOptions) {
+    this.options = options;
+    this.id = options.id;
+    this.clock = options.clock ?? systemClock;
+    this.plan = resolvePlan(options.plan);
+    this.service = new HostedSpoolService(
+      (spool) => this.hostFor(spool),
+      () => this.isServiceReady(),
+    );
+  }
+
+  /**
+   * Starts a member: storage, transport, the metadata group, and the spool groups in storage.
+   * Throws Error for invalid options, and what storage or the transport throw (a LevelDB locked
+   * by another process, an address in use).
+   */
+  static async start(options: MemberOptions): Promise<Member> {
+    checkOptions(options);
+    const member = new Member(options);
+    try {
+      await member.open();
+    } catch (error) {
+      await member.close();
+      throw error;
+    }
+    return member;
+  }
+
+  private async open(): Promise<void> {
+    const options = this.options;
+    if (options.storage !== undefined) {
+      this.storageValue = options.storage;
+    } else {
+      this.storageValue = await LevelStorageEngine.open(options.dataDir!);
+      this.ownsStorage = true;
+    }
+    this.transport = options.transport ?? (await this.startGrpc());
+    this.router = new GroupRouter(this.transport);
+    const stored = await this.storageValue.groups();
+    const members = Object.keys(options.peers).sort();
+    this.metaValue = await MetaReplica.start({
+      memberId: this.id,
+      storage: this.storageValue.group(META_GROUP),
+      transport: this.transport,
+      router: this.router,
+      // Only a member that has never stored anything founds the group.
+      ...(stored.length === 0 ? { bootstrap: members } : {}),
+      members,
+      replicasPerSpool: options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT,
+      ...(options.raft === undefined ? {} : { raft: options.raft }),
+      randomBytes: options.randomBytes ?? ((bytes) => cryptoRandomBytes(bytes)),
+      onApplied: (command, result) => this.onMetaApplied(command, result),
+    });
+    await this.startStoredReplicas(stored);
+    this.reconcile();
+  }
+
+  /**
+   * Starts the spool groups found in storage, the latest incarnation of each name; earlier ones
+   * (a deletion interrupted by a crash) are dropped.
+   */
+  private async startStoredReplicas(stored: readonly string[]): Promise<void> {
+    const latest = new Map<string, number>();
+    const stale: string[] = [];
+    for (const group of stored) {
+      const parsed = parseSpoolGroup(group);
+      if (parsed === null) continue;
+      const other = latest.get(parsed.name);
+      if (other !== undefined) stale.push(spoolGroup(parsed.name, Math.min(other, parsed.gen)));
+      latest.set(parsed.name, Math.max(other ?? 0, parsed.gen));
+    }
+    for (const group of stale) await this.storageValue.group(group).destroy();
+    for (const [name, gen] of latest) this.startReplica(name, gen, undefined);
+  }
+
+  private async startGrpc(): Promise<Transport> {
+    const options = this.options;
+    const transport = await GrpcTransport.start({
+      selfId: this.id,
+      listen: options.listen ?? options.peers[this.id]!,
+      peers: options.peers,
+      services: options.grpcServices?.(this.service) ?? [],
+    });
+    this.grpcTransport = transport;
+    return transport;
+  }
+
+  /** The gRPC server of the member's port (null with an injected transport). */
+  get grpcServer(): grpc.Server | null {
+    return this.grpcTransport?.server ?? null;
+  }
+
+  /**
+   * Changes the peers' gRPC addresses (same ids: membership is fixed at bootstrap). No-op with an
+   * injected transport.
+   */
+  setPeerAddresses(peers: Readonly<Record<string, string>>): void {
+    this.grpcTransport?.setPeers(peers);
+  }
+
+  /** The bound gRPC address (`host:port`), null with an injected transport. */
+  get address(): string | null {
+    return this.grpcTransport?.address ?? null;
+  }
+
+  get meta(): MetaReplica {
+    return this.metaValue!;
+  }
+
+  /** This member's replica of `spool`, if it holds one. */
+  replica(spool: string): SpoolReplica | undefined {
+    return this.replicas.get(spool);
+  }
+
+  /**
+   * Resolves once this member can serve: the cluster secret is known, every spool placed here
+   * has started, and each has a known primary. Rejects with 503 unavailable after `timeoutMs`
+   * (default 30 s), or when the member closes.
+   */
+  ready(timeoutMs = MEMBER_READY_TIMEOUT_MS_DEFAULT): Promise<void> {
+    if (this.isMemberReady()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.readyWaiters.delete(waiter);
+        const cause = this.lastStartError === null ? '' : ` (${this.lastStartError.message})`;
+        reject(unavailable(`member ${this.id} not ready within ${timeoutMs} ms${cause}`));
+      }, timeoutMs);
+      const waiter: ReadyWaiter = { resolve, reject, timer };
+      this.readyWaiters.add(waiter);
+    });
+  }
+
+  /**
+   * Creates a spool in the metadata (on the metadata group's leader), placed on min(members,
+   * replicasPerSpool) members. Resolves with `ok` or `exists`; rejects as MetaReplica.propose.
+   */
+  createSpool(name: string): Promise<MetaResult> {
+    return this.meta.createSpool(name);
+  }
+
+  /** Groups, roles, terms and indexes (for metrics). */
+  status(): MemberStatus {
+    return {
+      id: this.id,
+      initialized: this.codecs !== null,
+      meta: this.meta.status(),
+      spools: [...this.replicas.values()].map((replica) => replica.status()),
+    };
+  }
+
+  /**
+   * Stops every group (long polls end, calls answer unavailable), then the transport, then the
+   * storage when the member opened it. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const closed = unavailable(`member ${this.id} closed`);
+    for (const waiter of this.readyWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(closed);
+    }
+    this.readyWaiters.clear();
+    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
+    await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
+    this.replicas.clear();
+    await this.metaValue?.close();
+    await this.transport?.close();
+    if (this.ownsStorage) await this.storageValue.close();
+    this.patterns.clear();
+  }
+
+  // ---- Routing -----------------------------------------------------------------------------
+
+  private hostFor(spool: string): SpoolHost {
+    if (this.closing) throw unavailable(`member ${this.id} is closing`);
+    const replica = this.replicas.get(spool);
+    if (replica !== undefined) return replica.servingHost();
+    const state = this.metaValue?.state;
+    if (state === undefined || !state.initialized) {
+      throw unavailable('cluster metadata is not loaded yet; retry');
+    }
+    const record = state.spools.get(spool);
+    if (record === undefined) throw new MqError('spool_not_found', `spool ${spool} does not exist`);
+    if (record.replicas.includes(this.id)) throw unavailable(`spool ${spool} is starting; retry`);
+    throw notPrimary(spool, null, record.replicas);
+  }
+
+  /** Every local spool has a known (and, when it is this member, open) primary; secret known. */
+  private isServiceReady(): boolean {
+    if (this.closing || this.codecs === null) return false;
+    for (const replica of this.replicas.values()) {
+      if (!replica.hasKnownPrimary()) return false;
+    }
+    return true;
+  }
+
+  private isMemberReady(): boolean {
+    if (!this.isServiceReady()) return false;
+    for (const record of this.meta.state.spools.values()) {
+      if (record.replicas.includes(this.id) && !this.replicas.has(record.name)) return false;
+    }
+    return true;
+  }
+
+  private checkReady(): void {
+    if (this.readyWaiters.size === 0 || !this.isMemberReady()) return;
+    for (const waiter of this.readyWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve();
+    }
+    this.readyWaiters.clear();
+  }
+
+  // ---- Metadata ----------------------------------------------------------------------------
+
+  private onMetaApplied(command: MetaCommand | null, result: MetaResult | null): void {
+    if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
+      this.stopReplica(command.name);
+    }
+    this.reconcile();
+  }
+
+  /** Starts the replicas the metadata places here and hands them the codecs once known. */
+  private reconcile(): void {
+    if (this.closing || this.metaValue === null) return;
+    const state = this.metaValue.state;
+    if (this.codecs === null && state.secret !== null) {
+      this.codecs = {
+        tokens: new TokenCodec(state.secret, CLUSTER_SALT),
+        cursors: new CursorCodec(state.secret, CLUSTER_SALT),
+        patterns: this.patterns,
+      };
+      for (const replica of this.replicas.values()) replica.provideCodecs(this.codecs);
+    }
+    for (const record of state.spools.values()) {
+      if (!record.replicas.includes(this.id)) continue;
+      const running = this.replicas.get(record.name);
+      if (running !== undefined && running.gen < record.gen) {
+        this.stopReplica(record.name); // an earlier incarnation: reconciled again once stopped
+      } else {
+        this.startReplica(record.name, record.gen, record.replicas);
+      }
+    }
+    this.checkReady();
+  }
+
+  /** Starts incarnation `gen` of `spool` unless a replica of it is running or starting. */
+  private startReplica(spool: string, gen: number, bootstrap: readonly string[] | undefined): void {
+    if (this.closing || this.replicas.has(spool) || this.starting.has(spool)) return;
+    if (this.stopping.has(spool)) return; // reconciled again once stopped
+    const options = this.options;
+    const start = SpoolReplica.start({
+      name: spool,
+      gen,
+      memberId: this.id,
+      storage: this.storageValue.group(spoolGroup(spool, gen)),
+      transport: this.transport,
+      router: this.router,
+      ...(bootstrap === undefined ? {} : { bootstrap }),
+      clock: this.clock,
+      plan: this.plan,
+      ...(options.raft === undefined ? {} : { raft: options.raft }),
+      codecs: this.codecs,
+      ...(options.waitersPerQueueMax === undefined
+        ? {}
+        : { waitersPerQueueMax: options.waitersPerQueueMax }),
+      onChange: () => this.checkReady(),
+    }).then(
+      async (replica) => {
+        this.starting.delete(spool);
+        if (this.closing) {
+          await replica.close();
+          return;
+        }
+        this.replicas.set(spool, replica);
+        if (this.codecs !== null) replica.provideCodecs(this.codecs);
+        this.reconcile();
+      },
+      (error: unknown) => {
+        this.starting.delete(spool);
+        this.lastStartError = error instanceof Error ? error : new Error(String(error));
+      },
+    );
+    this.starting.set(spool, start);
+  }
+
+  /** The spool was deleted (or recreated): stop its replica and drop its storage. */
+  private stopReplica(spool: string): void {
+    const replica = this.replicas.get(spool);
+    if (replica === undefined) return;
+    this.replicas.delete(spool);
+    const storage = this.storageValue.group(replica.group);
+    const stop = replica
+      .close()
+      .then(() => storage.destroy())
+      .catch((error: unknown) => {
+        this.lastStartError = error instanceof Error ? error : new Error(String(error));
+      })
+      .then(() => {
+        this.stopping.delete(spool);
+        this.reconcile();
+      });
+    this.stopping.set(spool, stop);
+  }
+}

@@ -1,0 +1,34 @@
+// The Raft settings a member applies to every group it hosts (metadata and spools).
+
+import type { RaftNodeOptions } from '@mq/raft';
+
+/** Optional RaftNode settings; absent ones take the raft package's defaults. */
+export type RaftTuning = Partial<
+  Pick<
+    RaftNodeOptions,
+    | 'tickMs'
+    | 'electionTicks'
+    | 'heartbeatTicks'
+    | 'leaseTicks'
+    | 'inflightMessagesMax'
+    | 'appendBytesMax'
+    | 'snapshotChunkBytes'
+    | 'snapshotEntries'
+    | 'retainEntries'
+    | 'proposalsPendingMax'
+    | 'random'
+    | 'nowMs'
+  >
+>;
+
+/** Tick length (ms) the raft package uses when `tickMs` is not set. */
+export const RAFT_TICK_MS_DEFAULT = 50;
+
+/** The tuning without undefined fields, ready to spread into RaftNodeOptions. */
+export function tuningOptions(tuning: RaftTuning | undefined): RaftTuning {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(tuning ?? {})) {
+    if (value !== undefined) out[key] = value;
+  }
+  return out as RaftTuning;
+}

@@ -1,0 +1,362 @@
+// One spool's replica on this member: its Raft group, the engine as the group's state machine,
+// and, while this member is the spool's open primary, a SpoolHost serving it.
+//
+// Opening as primary: once the node leads, it proposes a barrier entry; when that is applied,
+// every entry of earlier terms is applied too, and the host opens (engine.openPrimary: no leases,
+// startedAt moves, counters restart) with tokens carrying the Raft term. Losing leadership closes
+// the host at once: long polls answer null, later calls answer unavailable, proposals in flight
+// get their errors from Raft. Primary-local engine state is rebuilt by the next opening.
+
+import { type ApplyResult, type MqError, type Plan, SpoolEngine } from '@mq/engine';
+import {
+  type AppliedEntry,
+  type GroupRouter,
+  type GroupStorage,
+  RaftNode,
+  type StateMachine,
+  type Transport,
+} from '@mq/raft';
+import type { Clock } from '../host/clock.js';
+import type { CursorCodec } from '../host/cursors.js';
+import type { PatternCache } from '../host/patterns.js';
+import { SpoolHost } from '../host/spool-host.js';
+import type { TokenCodec } from '../host/tokens.js';
+import { notPrimary, unavailable } from './cluster-errors.js';
+import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
+import { RaftCommandLog } from './raft-command-log.js';
+import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
+
+/** What verifies tokens and cursors on every member: keyed by the cluster secret. */
+export interface ClusterCodecs {
+  readonly tokens: TokenCodec;
+  readonly cursors: CursorCodec;
+  readonly patterns: PatternCache;
+}
+
+export interface SpoolReplicaOptions {
+  readonly name: string;
+  /** The spool's incarnation (metadata generation): part of the group id. */
+  readonly gen: number;
+  readonly memberId: string;
+  readonly storage: GroupStorage;
+  readonly transport: Transport;
+  readonly router: GroupRouter;
+  /** Founding replicas, used only when the storage holds nothing for the group. */
+  readonly bootstrap?: readonly string[];
+  readonly clock: Clock;
+  readonly plan: Plan;
+  readonly raft?: RaftTuning;
+  /** Null until the cluster secret is known; the replica opens as primary only with codecs. */
+  readonly codecs: ClusterCodecs | null;
+  readonly waitersPerQueueMax?: number;
+  /** Told when the role, the leader or the serving state changes (for readiness). */
+  readonly onChange?: () => void;
+}
+
+export interface SpoolReplicaStatus {
+  readonly spool: string;
+  readonly group: string;
+  readonly role: string;
+  readonly term: number;
+  readonly leaderId: string | null;
+  readonly commitIndex: number;
+  readonly appliedIndex: number;
+  readonly lastIndex: number;
+  readonly snapshotIndex: number;
+  /** This member is the spool's open primary. */
+  readonly serving: boolean;
+  /** Times this replica opened as primary. */
+  readonly openings: number;
+  /** Snapshots restored into the engine (at start or installed from the leader). */
+  readonly restores: number;
+  /** Why the replica's node stopped (storage failure), null while it runs. */
+  readonly failure: string | null;
+}
+
+const GROUP_PREFIX = 'spool:';
+const GEN_SEPARATOR = '#';
+
+/**
+ * Group id of incarnation `gen` of a spool's Raft group: `spool:<name>#<gen>` (`#` is not allowed
+ * in spool names, so the id parses back).
+ */
+export function spoolGroup(name: string, gen: number): string {
+  return `${GROUP_PREFIX}${name}${GEN_SEPARATOR}${gen}`;
+}
+
+/** The spool name and generation of a spool group id, or null for any other group. */
+export function parseSpoolGroup(group: string): { name: string; gen: number } | null {
+  if (!group.startsWith(GROUP_PREFIX)) return null;
+  const at = group.lastIndexOf(GEN_SEPARATOR);
+  if (at <= GROUP_PREFIX.length) return null;
+  const gen = Number(group.slice(at + 1));
+  if (!Number.isSafeInteger(gen) || gen < 1) return null;
+  return { name: group.slice(GROUP_PREFIX.length, at), gen };
+}
+
+export class SpoolReplica implements StateMachine {
+  readonly name: string;
+  readonly gen: number;
+  readonly group: string;
+  private readonly options: SpoolReplicaOptions;
+  private engineValue: SpoolEngine;
+  private nodeValue: RaftNode | null = null;
+  private host: SpoolHost | null = null;
+  private log: RaftCommandLog | null = null;
+  private codecs: ClusterCodecs | null;
+  /** Term whose barrier is proposed (0: none in flight). */
+  private openingTerm = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Why the node stopped (a storage failure), or null. */
+  private failure: Error | null = null;
+  private openings = 0;
+  private restores = 0;
+
+  private constructor(options: SpoolReplicaOptions) {
+    this.options = options;
+    this.name = options.name;
+    this.gen = options.gen;
+    this.group = spoolGroup(options.name, options.gen);
+    this.engineValue = new SpoolEngine(options.plan);
+    this.codecs = options.codecs;
+  }
+
+  /**
+   * Loads the group from storage (bootstrapping it with `options.bootstrap` when empty), joins
+   * the router and starts taking part in elections. Throws what RaftNode.start throws.
+   */
+  static async start(options: SpoolReplicaOptions): Promise<SpoolReplica> {
+    const replica = new SpoolReplica(options);
+    const node = await RaftNode.start({
+      ...tuningOptions(options.raft),
+      id: options.memberId,
+      group: replica.group,
+      storage: options.storage,
+      transport: options.transport,
+      stateMachine: replica,
+      ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
+    });
+    replica.attach(node);
+    options.router.add(replica.group, node);
+    return replica;
+  }
+
+  private attach(node: RaftNode): void {
+    this.nodeValue = node;
+    node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
+    node.on('error', (error) => this.onNodeStopped(error));
+    if (node.isLeader()) this.beginOpening(node.term());
+  }
+
+  get node(): RaftNode {
+    return this.nodeValue!;
+  }
+
+  /** The engine (replaced when a snapshot is installed). For reads and tests. */
+  get engine(): SpoolEngine {
+    return this.engineValue;
+  }
+
+  /** The cluster secret became known: the replica may open as primary now. */
+  provideCodecs(codecs: ClusterCodecs): void {
+    this.codecs = codecs;
+    const node = this.nodeValue;
+    if (node !== null && node.isLeader()) this.beginOpening(node.term());
+  }
+
+  // ---- StateMachine ------------------------------------------------------------------------
+
+  /** Applies a committed entry: barrier -> null; command -> the engine's ApplyResult. */
+  apply(entry: AppliedEntry): ApplyResult | null {
+    const data = entry.data;
+    if (isBarrier(data)) return null;
+    return this.engineValue.apply(entryCommand(owned(data)), entryTimeMs(data));
+  }
+
+  snapshot(): Uint8Array {
+    return this.engineValue.snapshot();
+  }
+
+  /** Replaces the engine by the snapshot's (never while serving: a leader installs none). */
+  restore(data: Uint8Array): void {
+    this.stepDown();
+    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan);
+    this.restores++;
+  }
+
+  // ---- Serving -----------------------------------------------------------------------------
+
+  /**
+   * The host when this member is the spool's open primary and holds the leader lease (so reads
+   * are current and no write starts on a primary cut off from its quorum). Otherwise throws 503
+   * unavailable with `notPrimary` (nothing was appended) and the leader hint when one is known;
+   * the hint names this member while it leads but is opening the spool or renewing its lease
+   * (retry here shortly). Plain 503 when the replica was closed or its node stopped.
+   */
+  servingHost(): SpoolHost {
+    const node = this.nodeValue;
+    if (this.closed || node === null || this.failure !== null) {
+      const cause = this.failure === null ? '' : ` (replica stopped: ${this.failure.message})`;
+      throw unavailable(`spool ${this.name} is not served here now${cause}`);
+    }
+    const host = this.host;
+    if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) return host;
+    throw notPrimary(this.name, node.leaderId());
+  }
+
+  /** The member believed to lead the group (null when none is known). */
+  leaderId(): string | null {
+    return this.nodeValue?.leaderId() ?? null;
+  }
+
+  /** A primary is known: another member leads, or this member leads and has opened the spool. */
+  hasKnownPrimary(): boolean {
+    const leader = this.leaderId();
+    if (leader === null || this.failure !== null) return false;
+    return leader !== this.options.memberId || this.host !== null;
+  }
+
+  isServing(): boolean {
+    return this.host !== null;
+  }
+
+  status(): SpoolReplicaStatus {
+    const status = this.node.status();
+    return {
+      spool: this.name,
+      group: this.group,
+      role: status.role,
+      term: status.term,
+      leaderId: status.leaderId,
+      commitIndex: status.commitIndex,
+      appliedIndex: status.appliedIndex,
+      lastIndex: status.lastIndex,
+      snapshotIndex: status.snapshotIndex,
+      serving: this.host !== null,
+      openings: this.openings,
+      restores: this.restores,
+      failure: this.failure?.message ?? null,
+    };
+  }
+
+  /** Stops serving, leaves the router and closes the node (storage stays, it is shared). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stepDown();
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.options.router.remove(this.group);
+    await this.nodeValue?.close();
+  }
+
+  // ---- Leadership --------------------------------------------------------------------------
+
+  private onLeaderChange(leaderId: string | null, term: number): void {
+    const self = this.options.memberId;
+    if (this.log !== null && (leaderId !== self || term !== this.log.term)) this.stepDown();
+    if (leaderId === self) this.beginOpening(term);
+    this.options.onChange?.();
+  }
+
+  private onNodeStopped(error: Error): void {
+    this.failure = error;
+    this.stepDown();
+    this.options.onChange?.();
+  }
+
+  /** Proposes the barrier of `term`; the host opens once it is applied. */
+  private beginOpening(term: number): void {
+    const node = this.nodeValue;
+    if (this.closed || node === null || this.codecs === null) return;
+    if (this.openingTerm === term || this.log?.term === term) return;
+    this.openingTerm = term;
+    const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+    node.propose(encodeBarrier(atMs)).then(
+      () => this.openIfLeading(term),
+      () => this.barrierFailed(term),
+    );
+  }
+
+  private openIfLeading(term: number): void {
+    if (this.openingTerm === term) this.openingTerm = 0;
+    const node = this.node;
+    if (this.closed || this.host !== null || this.codecs === null) return;
+    if (!node.isLeader() || node.term() !== term) return;
+    const { tokens, cursors, patterns } = this.codecs;
+    const engine = this.engineValue;
+    const log = new RaftCommandLog(this.name, node, term, this.clock, engine.state.lastAppliedAtMs);
+    const host = new SpoolHost({
+      name: this.name,
+      engine,
+      log,
+      clock: this.clock,
+      tokens,
+      cursors,
+      patterns,
+      receiveGuard: () => this.leaseRefusal(),
+      receiveGuardRetryMs: this.tickMs,
+      ...(this.options.waitersPerQueueMax === undefined
+        ? {}
+        : { waitersPerQueueMax: this.options.waitersPerQueueMax }),
+    });
+    this.log = log;
+    this.host = host;
+    host.openPrimary();
+    this.openings++;
+    this.options.onChange?.();
+  }
+
+  /**
+   * The barrier did not commit. Only `busy` can fail it while this node still leads in `term`
+   * (a lost leadership announces itself with a leader change), so try again a tick later.
+   */
+  private barrierFailed(term: number): void {
+    if (this.openingTerm === term) this.openingTerm = 0;
+    const node = this.node;
+    if (this.closed || !node.isLeader() || node.term() !== term || this.retryTimer !== null) return;
+    // Raft runs on the real monotonic clock (RaftNode ticks with setInterval); so does this retry.
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (node.isLeader() && node.term() === term) this.beginOpening(term);
+    }, this.tickMs);
+    this.retryTimer.unref();
+  }
+
+  /**
+   * A receive may lease a message only under the leader lease (see SpoolHost receiveGuard):
+   * without it, notPrimary with the leader hint (this member while it still leads).
+   */
+  private leaseRefusal(): MqError | null {
+    const node = this.node;
+    return node.hasLeaderLease() ? null : notPrimary(this.name, node.leaderId());
+  }
+
+  /** Stops serving at once: long polls end with null, later calls answer unavailable. */
+  private stepDown(): void {
+    const host = this.host;
+    if (host === null) return;
+    this.host = null;
+    this.log!.close();
+    this.log = null;
+    host.close();
+    this.options.onChange?.();
+  }
+
+  private get clock(): Clock {
+    return this.options.clock;
+  }
+
+  private get tickMs(): number {
+    return this.options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
+  }
+}
+
+/**
+ * The entry bytes the engine may keep (payloads are views into the command): a view into a
+ * larger buffer (a transport frame) is copied, so one retained message does not pin the frame.
+ */
+function owned(data: Uint8Array): Uint8Array {
+  return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
+}

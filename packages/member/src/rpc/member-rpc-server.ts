@@ -1,0 +1,125 @@
+// The member's gRPC face for gateways: the `mq.member.Member` service (proto/member.proto) over a
+// SpoolService, added to an existing grpc.Server (the Raft transport's, sharing its port) or run
+// standalone. A member that is not a spool's primary answers with `notPrimaryError` (from
+// @mq/gateway): the SpoolService it is given decides that, this layer only carries it.
+
+import * as grpc from '@grpc/grpc-js';
+import type { SpoolService } from '@mq/engine';
+import {
+  MEMBER_SERVICE,
+  resolveLinkLimits,
+  type MemberLinkLimits,
+} from '@mq/gateway';
+import { StreamSession, type StreamSessionCounters } from './stream-session.js';
+
+export interface MemberRpcOptions {
+  readonly limits?: Partial<MemberLinkLimits>;
+  /** Unexpected exceptions of the service; default writes to stderr. */
+  readonly logError?: (error: unknown, context: { readonly op: string }) => void;
+}
+
+export interface MemberRpcStats extends Readonly<StreamSessionCounters> {
+  readonly streamsOpen: number;
+  readonly streamsOpened: number;
+}
+
+/** A service definition and implementation, as GrpcTransport's `services` option takes them. */
+export interface MemberServiceRegistration {
+  readonly definition: grpc.ServiceDefinition;
+  readonly implementation: grpc.UntypedServiceImplementation;
+  /** Counters of every stream served so far. */
+  stats(): MemberRpcStats;
+}
+
+function logToStderr(error: unknown, context: { readonly op: string }): void {
+  console.error(`member rpc: internal error in ${context.op}:`, error);
+}
+
+/**
+ * The member service over `service`, ready to add to a grpc.Server (`server.addService(
+ * registration.definition, registration.implementation)`) or to pass to GrpcTransport.start's
+ * `services`. Throws (assertion) on limits that make no sense.
+ */
+export function memberServiceRegistration(
+  service: SpoolService,
+  options: MemberRpcOptions = {},
+): MemberServiceRegistration {
+  const limits = resolveLinkLimits(options.limits);
+  const logError = options.logError ?? logToStderr;
+  const counters: StreamSessionCounters = {
+    calls: 0,
+    cancels: 0,
+    orphansReleased: 0,
+    framesReceived: 0,
+    framesSent: 0,
+  };
+  let streamsOpen = 0;
+  let streamsOpened = 0;
+  const calls = (stream: grpc.ServerDuplexStream<Buffer, Buffer>): void => {
+    streamsOpen++;
+    streamsOpened++;
+    stream.once('close', () => streamsOpen--);
+    new StreamSession(stream, service, { limits, logError }, counters);
+  };
+  return {
+    definition: MEMBER_SERVICE,
+    implementation: { calls },
+    stats: () => ({ ...counters, streamsOpen, streamsOpened }),
+  };
+}
+
+/**
+ * Adds the member service over `service` to `server` (bound or not). The server's
+ * 'grpc.max_receive_message_length' must allow the largest call (a message payload plus ~1 KiB).
+ */
+export function serveSpoolService(
+  server: grpc.Server,
+  service: SpoolService,
+  options: MemberRpcOptions = {},
+): MemberServiceRegistration {
+  const registration = memberServiceRegistration(service, options);
+  server.addService(registration.definition, registration.implementation);
+  return registration;
+}
+
+export interface MemberRpcServer {
+  /** The bound `host:port` (the real port when `listen` asked for 0). */
+  readonly address: string;
+  readonly server: grpc.Server;
+  stats(): MemberRpcStats;
+  /** Stops the server; open streams are cut (the gateways see their links break). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a gRPC server on `listen` (`host:port`, port 0 for a free one) serving only the member
+ * service over `service`. Rejects when the address cannot be bound.
+ */
+export async function startMemberRpcServer(
+  options: MemberRpcOptions & { readonly listen: string; readonly service: SpoolService },
+): Promise<MemberRpcServer> {
+  const limits = resolveLinkLimits(options.limits);
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': limits.messageBytesMax,
+    'grpc.max_send_message_length': limits.messageBytesMax,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  const registration = serveSpoolService(server, options.service, { ...options, limits });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(options.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
+  });
+  const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
+  let closing: Promise<void> | undefined;
+  return {
+    address: `${host}:${port}`,
+    server,
+    stats: registration.stats,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.forceShutdown();
+        resolve();
+      })),
+  };
+}

@@ -1,0 +1,244 @@
+// The member's side of one gateway stream: decodes each ClientFrame whole, runs its calls on the
+// SpoolService concurrently, and writes the answers ready in one event-loop turn as one
+// ServerFrame. Receives are long polls with their own AbortController: a cancel from the gateway,
+// or the stream going away, aborts the wait, and a delivery obtained anyway is released (delay 0,
+// no retry spent) so no message stays leased to nobody. Bounded: calls in flight per stream, and
+// answer bytes not yet taken by the socket (past it, reading stops until the socket drains).
+
+import { Buffer } from 'node:buffer';
+import * as grpc from '@grpc/grpc-js';
+import { MqError, isMqError, type Delivery, type SpoolService } from '@mq/engine';
+import {
+  ProtoWriter,
+  decodeClientFrame,
+  dispatchCall,
+  writeAnswer,
+  writeErrorAnswer,
+  type Call,
+  type ClientFrame,
+  type MemberLinkLimits,
+} from '@mq/gateway';
+
+export interface StreamSessionOptions {
+  readonly limits: MemberLinkLimits;
+  /** Unexpected exceptions of the service (answered as 500 internal). */
+  readonly logError: (error: unknown, context: { readonly op: string }) => void;
+}
+
+export interface StreamSessionCounters {
+  calls: number;
+  cancels: number;
+  /** Deliveries released because their receive was cancelled or its stream had gone. */
+  orphansReleased: number;
+  framesReceived: number;
+  framesSent: number;
+}
+
+interface Inflight {
+  readonly call: Call;
+  readonly controller: AbortController | null;
+  cancelled: boolean;
+}
+
+export class StreamSession {
+  private readonly inflight = new Map<number, Inflight>();
+  private outbox: Buffer[] = [];
+  private outboxBytes = 0;
+  /** Bytes handed to the stream whose write has not completed yet. */
+  private unflushedBytes = 0;
+  private flushScheduled = false;
+  private paused = false;
+  private closed = false;
+  private readonly writer = new ProtoWriter();
+
+  constructor(
+    private readonly stream: grpc.ServerDuplexStream<Buffer, Buffer>,
+    private readonly service: SpoolService,
+    private readonly options: StreamSessionOptions,
+    private readonly counters: StreamSessionCounters,
+  ) {
+    stream.on('data', (frame: Buffer) => this.onFrame(frame));
+    // The gateway half-closes only when it is done with the stream: end ours too.
+    stream.on('end', () => this.close(true));
+    stream.on('cancelled', () => this.close(false));
+    stream.on('error', () => this.close(false));
+    stream.on('close', () => this.close(false));
+  }
+
+  /** Calls being served now. */
+  get inflightCalls(): number {
+    return this.inflight.size;
+  }
+
+  private onFrame(bytes: Buffer): void {
+    if (this.closed) return;
+    this.counters.framesReceived++;
+    let frame: ClientFrame;
+    try {
+      frame = decodeClientFrame(bytes);
+    } catch (error) {
+      // Nothing of an undecodable frame ran; the gateway sees the stream fail and knows that.
+      this.fail(grpc.status.INVALID_ARGUMENT, `frame does not decode: ${String(error)}`);
+      return;
+    }
+    for (const { id, call } of frame.calls) this.start(id, call);
+    for (const id of frame.cancels) this.cancel(id);
+  }
+
+  private start(id: number, call: Call): void {
+    this.counters.calls++;
+    if (this.inflight.has(id)) {
+      this.answerError(id, new MqError('internal', `call id ${id} is already in flight`));
+      return;
+    }
+    if (this.inflight.size >= this.options.limits.inflightCallsMax) {
+      this.answerError(id, new MqError('unavailable', 'too many calls in flight on this stream'));
+      return;
+    }
+    // Only a receive that may wait can be cancelled; waitMs 0 answers at once.
+    const controller = call.op === 'receive' && call.waitMs > 0 ? new AbortController() : null;
+    const entry: Inflight = { call, controller, cancelled: false };
+    this.inflight.set(id, entry);
+    let result: Promise<unknown>;
+    try {
+      result = dispatchCall(this.service, call, controller?.signal);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result.then(
+      (value) => this.finish(id, entry, value),
+      (error: unknown) => this.finishWithError(id, entry, error),
+    );
+  }
+
+  private cancel(id: number): void {
+    this.counters.cancels++;
+    const entry = this.inflight.get(id);
+    if (entry === undefined) return; // already answered: the gateway releases what it gets
+    entry.cancelled = true;
+    entry.controller?.abort();
+  }
+
+  private finish(id: number, entry: Inflight, value: unknown): void {
+    this.inflight.delete(id);
+    let result = value;
+    if (entry.call.op === 'receive' && result !== null && (entry.cancelled || this.closed)) {
+      this.releaseOrphan(entry.call.spool, result as Delivery);
+      result = null;
+    }
+    if (this.closed) return;
+    let piece: Buffer;
+    try {
+      this.writer.reset();
+      writeAnswer(this.writer, id, entry.call.op, result as never);
+      piece = this.writer.take();
+    } catch (error) {
+      this.options.logError(error, { op: entry.call.op });
+      this.answerError(id, new MqError('internal', 'internal error'));
+      return;
+    }
+    if (piece.length > this.options.limits.messageBytesMax) {
+      if (entry.call.op === 'receive' && result !== null) {
+        this.releaseOrphan(entry.call.spool, result as Delivery);
+      }
+      this.answerError(id, new MqError('internal', 'answer too large for the gateway link'));
+      return;
+    }
+    this.enqueue(piece);
+  }
+
+  private finishWithError(id: number, entry: Inflight, error: unknown): void {
+    this.inflight.delete(id);
+    if (this.closed) return;
+    if (isMqError(error)) {
+      this.answerError(id, error);
+      return;
+    }
+    this.options.logError(error, { op: entry.call.op });
+    this.answerError(id, new MqError('internal', 'internal error'));
+  }
+
+  private answerError(id: number, error: MqError): void {
+    if (this.closed) return;
+    this.writer.reset();
+    writeErrorAnswer(this.writer, id, error);
+    this.enqueue(this.writer.take());
+  }
+
+  private releaseOrphan(spool: string, delivery: Delivery): void {
+    this.counters.orphansReleased++;
+    this.service.release(spool, delivery.lease, 0).catch((error: unknown) => {
+      // The lease then times out as it would have without the release.
+      if (!isMqError(error)) this.options.logError(error, { op: 'release' });
+    });
+  }
+
+  private enqueue(piece: Buffer): void {
+    this.outbox.push(piece);
+    this.outboxBytes += piece.length;
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After this turn's I/O and microtasks: every answer ready in the turn shares a frame.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.closed || this.outbox.length === 0) return;
+    const { frameBytesMax } = this.options.limits;
+    let start = 0;
+    let bytes = 0;
+    for (let i = 0; i < this.outbox.length; i++) {
+      const length = this.outbox[i]!.length;
+      if (bytes > 0 && bytes + length > frameBytesMax) {
+        this.writeFrame(this.outbox.slice(start, i), bytes);
+        start = i;
+        bytes = 0;
+      }
+      bytes += length;
+    }
+    this.writeFrame(start === 0 ? this.outbox : this.outbox.slice(start), bytes);
+    this.outbox = [];
+    this.outboxBytes = 0;
+  }
+
+  private writeFrame(pieces: Buffer[], bytes: number): void {
+    const frame = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, bytes);
+    this.counters.framesSent++;
+    this.unflushedBytes += frame.length;
+    this.stream.write(frame, () => this.onWritten(frame.length));
+    if (!this.paused && this.unflushedBytes > this.options.limits.queuedBytesMax) {
+      // Stop taking calls until the gateway reads its answers: HTTP/2 flow control then holds
+      // the gateway's writes back.
+      this.paused = true;
+      this.stream.pause();
+    }
+  }
+
+  private onWritten(bytes: number): void {
+    this.unflushedBytes -= bytes;
+    const drained = this.unflushedBytes <= this.options.limits.queuedBytesMax / 2;
+    if (this.paused && !this.closed && drained) {
+      this.paused = false;
+      this.stream.resume();
+    }
+  }
+
+  private fail(code: grpc.status, details: string): void {
+    if (this.closed) return;
+    this.close(false);
+    this.stream.emit('error', Object.assign(new Error(details), { code, details }));
+  }
+
+  /** Aborts the waiting receives; later deliveries are released. `endStream`: end our side. */
+  private close(endStream: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const entry of this.inflight.values()) entry.controller?.abort();
+    this.outbox = [];
+    this.outboxBytes = 0;
+    if (endStream) this.stream.end();
+  }
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { checkOptions } from '../../src/cluster/member-options.js';
+import { Member } from '../../src/cluster/member.js';
+
+describe('member options', () => {
+  it('accepts a member listed in its peers with one storage', () => {
+    expect(() => checkOptions({ id: 'n1', peers: { n1: 'h:1', n2: 'h:2' }, dataDir: '/d' })).not.toThrow();
+  });
+
+  it('refuses bad ids, a member missing from its peers, storage ambiguity, a bad replica count', () => {
+    const peers = { n1: 'h:1' };
+    expect(() => checkOptions({ id: 'n 1', peers: { 'n 1': 'h:1' }, dataDir: '/d' })).toThrow(/invalid id/);
+    expect(() => checkOptions({ id: 'n1', peers: { n2: 'h:2' }, dataDir: '/d' })).toThrow(/include/);
+    expect(() => checkOptions({ id: 'n1', peers: { ...peers, 'a/b': 'h:2' }, dataDir: '/d' })).toThrow(/peer id/);
+    expect(() => checkOptions({ id: 'n1', peers })).toThrow(/exactly one/);
+    expect(() => checkOptions({ id: 'n1', peers, dataDir: '/d', replicasPerSpool: 0 })).toThrow(/replicasPerSpool/);
+  });
+
+  it('Member.start checks them before opening anything', async () => {
+    await expect(Member.start({ id: 'n1', peers: { n2: 'x:1' }, dataDir: '/nonexistent' })).rejects.toThrow(/include/);
+  });
+});
