@@ -4,3 +4,26 @@ export { MESSAGE_SIZE_MAX_BYTES_DEFAULT } from './options.js';
 export { startHttpServer, type RunningServer, type ServerOptions } from './server.js';
 export { fingerprintOf } from './dedup.js';
 export { parseDurationMs } from './duration.js';
+// The member protocol (proto/member.proto): the gateway's remote SpoolService, and the wire
+// pieces the member's gRPC server (packages/member/src/rpc) shares with it.
+export {
+  RemoteSpoolService,
+  type RemoteSpoolServiceOptions,
+  type RemoteServiceMetrics,
+  type MemberCallCounters,
+  type MemberMetrics,
+} from './remote/remote-spool-service.js';
+export type { MemberConnectionStats } from './remote/member-connection.js';
+export { notPrimaryError, notPrimaryHint, withoutRoutingDetails } from './remote/not-primary.js';
+export { type Call, type CallOf, type Op, type OpResults, WRITE_OPS } from './remote/calls.js';
+export { dispatchCall } from './remote/dispatch.js';
+export {
+  MEMBER_LINK_LIMITS_DEFAULT,
+  resolveLinkLimits,
+  type MemberLinkLimits,
+} from './remote/link-limits.js';
+export { MEMBER_SERVICE, MEMBER_CALLS_PATH } from './remote/member-service.js';
+export { ProtoWriter } from './remote/proto-writer.js';
+export { WireError } from './remote/proto-reader.js';
+export { writeCall, writeCancel, decodeClientFrame, type ClientFrame, type IdentifiedCall } from './remote/call-codec.js';
+export { writeAnswer, writeErrorAnswer, decodeServerFrame, resultOf, type DecodedAnswer } from './remote/answer-codec.js';

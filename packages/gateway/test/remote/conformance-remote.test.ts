@@ -1,0 +1,42 @@
+// The full HTTP conformance suite through the gateway with RemoteSpoolService: HTTP -> gateway
+// -> gRPC stream on 127.0.0.1 -> member server -> createLocalService(). It must pass unchanged.
+
+import { afterAll, beforeAll } from 'vitest';
+import { createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@mq/member';
+import { defineConformanceSuite, queueNamer } from '@mq/testkit';
+import { startHttpServer, type RunningServer } from '../../src/server.js';
+import { RemoteSpoolService } from '../../src/remote/remote-spool-service.js';
+
+let local: LocalService | undefined;
+let member: MemberRpcServer | undefined;
+let remote: RemoteSpoolService | undefined;
+let gateway: RunningServer | undefined;
+
+beforeAll(async () => {
+  local = createLocalService();
+  member = await startMemberRpcServer({ listen: '127.0.0.1:0', service: local });
+  remote = new RemoteSpoolService({ members: { m1: member.address } });
+  // As a deployment would: route traffic to the gateway once it knows the primary.
+  if (!(await remote.probeNow())) throw new Error('the member did not answer the probe');
+  gateway = await startHttpServer(remote, { host: '127.0.0.1', port: 0 });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await remote?.close();
+  await member?.close();
+  await local?.close();
+});
+
+const newQueueName = queueNamer('remote');
+
+defineConformanceSuite('remote', () => {
+  if (gateway === undefined) throw new Error('gateway did not start');
+  return {
+    baseUrl: `http://127.0.0.1:${gateway.port}/v1`,
+    apiKey: 'any-key-will-do',
+    spool: 'default',
+    capabilities: { anyKeyAccepted: true },
+    newQueueName,
+  };
+});

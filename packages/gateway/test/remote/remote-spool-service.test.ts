@@ -1,0 +1,332 @@
+// Primary following, failure handling and receive cancellation of RemoteSpoolService, against
+// fake members served over real gRPC on 127.0.0.1. No timing assertions: bounds are injected
+// small and only the outcome's kind is checked.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { MqError, type SpoolService } from '@mq/engine';
+import { createLocalService, type LocalService, type MemberRpcServer } from '@mq/member';
+import { RemoteSpoolService, type RemoteSpoolServiceOptions } from '../../src/remote/remote-spool-service.js';
+import { writeAnswer } from '../../src/remote/answer-codec.js';
+import { notPrimaryError } from '../../src/remote/not-primary.js';
+import {
+  deadAddress,
+  loggedService,
+  notPrimaryService,
+  serve,
+  serviceOf,
+  signal,
+  startRawMember,
+  type RawFrameHandler,
+  type RawMember,
+} from './fake-members.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function rawMember(onFrame: RawFrameHandler): Promise<RawMember> {
+  const server = await startRawMember(onFrame);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function member(service: SpoolService): Promise<MemberRpcServer> {
+  const server = await serve(service);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function local(): LocalService {
+  const service = createLocalService();
+  cleanups.push(() => service.close());
+  return service;
+}
+
+function remote(options: RemoteSpoolServiceOptions): RemoteSpoolService {
+  const service = new RemoteSpoolService({ probeSpools: [], ...options });
+  cleanups.push(() => service.close());
+  return service;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<MqError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof MqError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('RemoteSpoolService primary following', () => {
+  it('follows a not-primary hint to the named member, then goes there directly', async () => {
+    const log: string[] = [];
+    const a = await member(notPrimaryService('b', log, 'a'));
+    const b = await member(loggedService(local(), log, 'b'));
+    const service = remote({ members: { a: a.address, b: b.address } });
+    const created = await service.createQueue('default', 'jobs', {});
+    expect(created.name).toBe('jobs');
+    await service.send('default', 'jobs', { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false });
+    expect(log).toEqual(['a:createQueue', 'b:createQueue', 'b:send']);
+    const metrics = service.metrics();
+    expect(metrics.members['a']).toMatchObject({ calls: 1, retries: 0 });
+    expect(metrics.members['b']).toMatchObject({ calls: 2, retries: 1 });
+    expect(service.ready()).toBe(true);
+  });
+
+  it('without a hint tries the members in turn', async () => {
+    const log: string[] = [];
+    const a = await member(notPrimaryService(undefined, log, 'a'));
+    const b = await member(notPrimaryService(undefined, log, 'b'));
+    const c = await member(loggedService(local(), log, 'c'));
+    const service = remote({ members: { a: a.address, b: b.address, c: c.address } });
+    const view = await service.describeSpool('default');
+    expect(view.name).toBe('default');
+    expect(log).toEqual(['a:describeSpool', 'b:describeSpool', 'c:describeSpool']);
+  });
+
+  it('tries the replicas a member names when it names no leader', async () => {
+    const log: string[] = [];
+    const a = await member(
+      serviceOf(async (method) => {
+        log.push(`a:${method}`);
+        throw notPrimaryError('default', undefined, ['x', 'c']);
+      }),
+    );
+    const b = await member(notPrimaryService(undefined, log, 'b'));
+    const c = await member(loggedService(local(), log, 'c'));
+    const service = remote({ members: { a: a.address, b: b.address, c: c.address } });
+    await service.describeSpool('default');
+    expect(log).toEqual(['a:describeSpool', 'c:describeSpool']);
+  });
+
+  it('answers 503 unavailable, without routing details, when no primary answers in time', async () => {
+    const a = await member(notPrimaryService(undefined));
+    const service = remote({ members: { a: a.address, b: await deadAddress() }, unavailableAfterMs: 300 });
+    const error = await rejection(
+      service.send('default', 'jobs', { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false }),
+    );
+    expect(error.kind).toBe('unavailable');
+    expect(error.details).toStrictEqual({});
+    expect(service.metrics().unavailable).toBe(1);
+    expect(service.ready()).toBe(false);
+  });
+
+  it('passes the primary\'s own errors through unchanged, operation_unconfirmed included', async () => {
+    const failing = serviceOf(async (method) => {
+      if (method === 'ack') throw new MqError('operation_unconfirmed', 'lost quorum');
+      throw new MqError('gone', 'token no longer settles anything (stale)', { reason: 'stale' });
+    });
+    const a = await member(failing);
+    const service = remote({ members: { a: a.address } });
+    const unconfirmed = await rejection(service.ack('default', 'lease_aaaaaaaaaaaaaaaa'));
+    expect(unconfirmed).toMatchObject({ kind: 'operation_unconfirmed', status: 500, message: 'lost quorum' });
+    const gone = await rejection(service.nack('default', 'lease_aaaaaaaaaaaaaaaa'));
+    expect(gone).toMatchObject({ kind: 'gone', details: { reason: 'stale' } });
+    expect(service.metrics().members['a']).toMatchObject({ calls: 2, retries: 0 });
+  });
+
+  it('calls the member it runs inside in-process when that member is the primary', async () => {
+    const log: string[] = [];
+    const inside = loggedService(local(), log, 'self');
+    const other = await member(notPrimaryService('self', log, 'other'));
+    const service = remote({
+      members: { other: other.address, self: await deadAddress() },
+      local: { id: 'self', service: inside },
+    });
+    await service.createQueue('default', 'jobs', {});
+    await service.describeQueue('default', 'jobs');
+    expect(log).toEqual(['other:createQueue', 'self:createQueue', 'self:describeQueue']);
+    expect(service.metrics().members['self']!.link).toBeUndefined();
+  });
+
+  it('leaves the in-process member when it says another is the primary', async () => {
+    const log: string[] = [];
+    const primary = await member(loggedService(local(), log, 'primary'));
+    const service = remote({
+      members: { primary: primary.address },
+      local: { id: 'self', service: notPrimaryService('primary', log, 'self') },
+    });
+    await service.describeSpool('default');
+    await service.describeSpool('default');
+    expect(log).toEqual(['self:describeSpool', 'primary:describeSpool', 'primary:describeSpool']);
+  });
+
+  it('is ready once the probe of `default` found the primary', async () => {
+    const a = await member(local());
+    const service = new RemoteSpoolService({ members: { a: a.address } });
+    cleanups.push(() => service.close());
+    expect(await service.probeNow()).toBe(true);
+    expect(service.ready()).toBe(true);
+    const down = new RemoteSpoolService({ members: { a: await deadAddress() }, unavailableAfterMs: 200 });
+    cleanups.push(() => down.close());
+    expect(await down.probeNow()).toBe(false);
+  });
+});
+
+describe('RemoteSpoolService when the link breaks', () => {
+  it('answers operation_unconfirmed for a write whose answer was lost', async () => {
+    const arrived = signal();
+    const hanging = serviceOf(async (method) => {
+      if (method === 'send') {
+        arrived.resolve();
+        return new Promise(() => undefined);
+      }
+      throw new MqError('internal', 'unexpected');
+    });
+    const a = await serve(hanging);
+    const service = remote({ members: { a: a.address } });
+    const sending = rejection(service.send('default', 'jobs', { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false }));
+    await arrived.promise;
+    await a.close();
+    const error = await sending;
+    expect(error.kind).toBe('operation_unconfirmed');
+    expect(service.metrics().unconfirmed).toBe(1);
+  });
+
+  it('retries a read whose answer was lost, on the next member', async () => {
+    const log: string[] = [];
+    const arrived = signal();
+    const hanging = serviceOf(async (method) => {
+      log.push(`a:${method}`);
+      arrived.resolve();
+      return new Promise(() => undefined);
+    });
+    const a = await serve(hanging);
+    const b = await member(loggedService(local(), log, 'b'));
+    const service = remote({ members: { a: a.address, b: b.address } });
+    const reading = service.describeSpool('default');
+    await arrived.promise;
+    await a.close();
+    expect((await reading).name).toBe('default');
+    expect(log).toEqual(['a:describeSpool', 'b:describeSpool']);
+    expect(service.metrics().members['b']).toMatchObject({ calls: 1, retries: 1 });
+  });
+
+  it('retries a receive whose link broke on the next member, waiting only what is left', async () => {
+    const arrived = signal();
+    const a = await serve(
+      serviceOf(() => {
+        arrived.resolve();
+        return new Promise(() => undefined);
+      }),
+    );
+    const waits: number[] = [];
+    const b = await member(
+      serviceOf(async (method, args) => {
+        if (method === 'receive') waits.push((args[2] as { waitMs: number }).waitMs);
+        return null;
+      }),
+    );
+    const service = remote({ members: { a: a.address, b: b.address } });
+    const receiving = service.receive('default', 'jobs', { waitMs: 20_000 });
+    await arrived.promise;
+    await a.close();
+    expect(await receiving).toBeNull();
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeLessThan(20_000);
+  });
+
+  it('answers operation_unconfirmed for a write with no answer within the answer timeout', async () => {
+    const hanging = serviceOf(() => new Promise(() => undefined));
+    const a = await member(hanging);
+    const service = remote({ members: { a: a.address }, answerTimeoutMs: 50, connectTimeoutMs: 100 });
+    const error = await rejection(service.ack('default', 'lease_aaaaaaaaaaaaaaaa'));
+    expect(error.kind).toBe('operation_unconfirmed');
+  });
+});
+
+describe('RemoteSpoolService receive cancellation', () => {
+  it('aborts the member\'s long poll when the client goes away: the message is receivable at once', async () => {
+    const inner = local();
+    await inner.createQueue('default', 'jobs', {});
+    const started = signal();
+    const aborted = signal();
+    const watching = serviceOf((method, args) => {
+      const fn = (inner as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!;
+      if (method === 'receive') {
+        const request = args[2] as { signal?: AbortSignal };
+        request.signal?.addEventListener('abort', () => aborted.resolve());
+        started.resolve();
+      }
+      return fn.apply(inner, args);
+    });
+    const a = await member(watching);
+    const service = remote({ members: { a: a.address } });
+    await service.describeQueue('default', 'jobs'); // the link is up
+    const client = new AbortController();
+    const receiving = service.receive('default', 'jobs', { waitMs: 20_000, signal: client.signal });
+    await started.promise; // the member is waiting
+    client.abort();
+    expect(await receiving).toBeNull();
+    await aborted.promise;
+    await inner.send('default', 'jobs', { payload: new Uint8Array([7]), delayMs: 0, wantHandle: false });
+    const delivery = await inner.receive('default', 'jobs', { waitMs: 0 });
+    expect(delivery?.payload).toEqual(new Uint8Array([7]));
+  });
+
+  it('has the member release a delivery it obtained after the cancel', async () => {
+    const inner = local();
+    await inner.createQueue('default', 'jobs', {});
+    const started = signal();
+    const released = signal<unknown[]>();
+    const late = serviceOf(async (method, args) => {
+      const fn = (inner as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!;
+      if (method === 'receive') {
+        // A racy host: it hands out a message after the wait was aborted.
+        started.resolve();
+        const request = args[2] as { signal: AbortSignal };
+        await new Promise((resolve) => request.signal.addEventListener('abort', resolve));
+        await inner.send('default', 'jobs', { payload: new Uint8Array([8]), delayMs: 0, wantHandle: false });
+        return inner.receive('default', 'jobs', { waitMs: 0 });
+      }
+      const result = await fn.apply(inner, args);
+      if (method === 'release') released.resolve(args);
+      return result;
+    });
+    const a = await member(late);
+    const service = remote({ members: { a: a.address } });
+    await service.describeQueue('default', 'jobs');
+    const client = new AbortController();
+    const receiving = service.receive('default', 'jobs', { waitMs: 20_000, signal: client.signal });
+    await started.promise;
+    client.abort();
+    expect(await receiving).toBeNull();
+    const [spool, , delayMs] = await released.promise;
+    expect([spool, delayMs]).toEqual(['default', 0]);
+    const again = await inner.receive('default', 'jobs', { waitMs: 0 });
+    expect(again?.payload).toEqual(new Uint8Array([8]));
+    expect(again?.retries).toBe(0);
+    expect(a.stats().orphansReleased).toBe(1);
+  });
+
+  it('releases, itself, a delivery answered after it sent the cancel', async () => {
+    // A raw member whose answer crosses the cancel: it answers the receive with a delivery only
+    // once the cancel arrived, as if both were in flight at once.
+    const releasedLease = signal<string>();
+    const lease = 'lease_cccccccccccccccc';
+    let receiveId = 0;
+    const raw = await rawMember((frame, reply) => {
+      for (const { id, call } of frame.calls) {
+        if (call.op === 'receive') receiveId = id;
+        else if (call.op === 'release') {
+          releasedLease.resolve(call.lease);
+          reply((w) => writeAnswer(w, id, 'release', undefined));
+        } else reply((w) => writeAnswer(w, id, 'checkTarget', undefined));
+      }
+      if (frame.cancels.includes(receiveId)) {
+        reply((w) => writeAnswer(w, receiveId, 'receive', { payload: new Uint8Array([1]), lease, messageId: 'm-1', retries: 0 }));
+      }
+    });
+    const service = remote({ members: { a: raw.address } });
+    await service.checkTarget('default');
+    const client = new AbortController();
+    const receiving = service.receive('default', 'jobs', { waitMs: 20_000, signal: client.signal });
+    await raw.callArrived('receive');
+    client.abort();
+    expect(await receiving).toBeNull();
+    expect(await releasedLease.promise).toBe(lease);
+  });
+});
