@@ -2,3 +2,4 @@
 // the cluster launcher, fault injection and history checker join it as they are written.
 
 export * from './conformance/index.js';
+export * from './chaos/index.js';
