@@ -1,6 +1,14 @@
 // Every subcommand, by name. A new command is one file under commands/ and one line here.
 
 import type { Command } from './command.js';
+import { gatewayCommand } from './commands/gateway.js';
 import { localCommand } from './commands/local.js';
+import { memberCommand } from './commands/member.js';
+import { serveCommand } from './commands/serve.js';
 
-export const COMMANDS: ReadonlyMap<string, Command> = new Map([[localCommand.name, localCommand]]);
+export const COMMANDS: ReadonlyMap<string, Command> = new Map([
+  [localCommand.name, localCommand],
+  [serveCommand.name, serveCommand],
+  [memberCommand.name, memberCommand],
+  [gatewayCommand.name, gatewayCommand],
+]);

@@ -15,3 +15,33 @@ export {
   DEFAULT_PORT,
 } from './commands/local.js';
 export type { LocalHandle, LocalOptions } from './commands/local.js';
+export {
+  serveCommand,
+  parseServeArgs,
+  startServe,
+  SERVE_DATA_DIR_DEFAULT,
+  SERVE_MEMBER_ID,
+  SERVE_READY_TIMEOUT_MS,
+} from './commands/serve.js';
+export type { ServeHandle, ServeOptions } from './commands/serve.js';
+export {
+  memberCommand,
+  parseMemberArgs,
+  startMember,
+  MEMBER_DATA_ROOT_DEFAULT,
+} from './commands/member.js';
+export type { MemberCommandOptions, MemberHandle } from './commands/member.js';
+export { gatewayCommand, parseGatewayArgs, startGateway } from './commands/gateway.js';
+export type { GatewayCommandOptions, GatewayHandle } from './commands/gateway.js';
+export {
+  HTTP_HOST_DEFAULT,
+  HTTP_PORT_DEFAULT,
+  MEMBERS_MAX,
+  apiBaseUrl,
+  httpListenOf,
+  parseGrpcAddress,
+  parseMemberId,
+  parseMemberList,
+} from './cluster-options.js';
+export type { Env, HttpListen } from './cluster-options.js';
+export { renderMemberMetrics, renderRemoteMetrics } from './status-metrics.js';

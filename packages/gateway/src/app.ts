@@ -60,7 +60,8 @@ function registerProbes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
         await authenticateRequest(headers.authorization, deps.options.authenticate);
       }
       const headers = { 'content-type': PROMETHEUS_TEXT };
-      return new Response(deps.metrics.render(), { status: 200, headers });
+      const extra = deps.options.metricsExtra?.() ?? '';
+      return new Response(deps.metrics.render() + extra, { status: 200, headers });
     }),
   );
 }

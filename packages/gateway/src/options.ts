@@ -14,6 +14,11 @@ export interface GatewayOptions {
   messageSizeMaxBytes?: number;
   /** Whether `GET /metrics` is served without a key; default true. */
   metricsPublic?: boolean;
+  /**
+   * More Prometheus text appended to `GET /metrics` (whole lines, each ending in a newline): a
+   * member's Raft groups, a gateway's member links. Called once per scrape; must not throw.
+   */
+  metricsExtra?: () => string;
   /** Aborted on shutdown: long polls in progress end with 204, later ones answer 204 at once. */
   shutdownSignal?: AbortSignal;
   /** Receives unexpected exceptions (rendered as 500 `internal`); default writes to stderr. */
@@ -46,6 +51,7 @@ export interface ResolvedOptions {
   readonly authenticate: ((key: string) => Promise<void>) | undefined;
   readonly messageSizeMaxBytes: number;
   readonly metricsPublic: boolean;
+  readonly metricsExtra: (() => string) | undefined;
   readonly shutdownSignal: AbortSignal | undefined;
   readonly logError: (error: unknown, context: { readonly operation: string }) => void;
 }
@@ -71,6 +77,7 @@ export function resolveOptions(options: GatewayOptions = {}): ResolvedOptions {
     authenticate: options.authenticate,
     messageSizeMaxBytes,
     metricsPublic: options.metricsPublic ?? true,
+    metricsExtra: options.metricsExtra,
     shutdownSignal: options.shutdownSignal,
     logError: options.logError ?? logToStderr,
   };

@@ -134,6 +134,16 @@ describe('probes and metrics', () => {
     expect(text).toContain('mq_gateway_request_duration_seconds_bucket{operation="describe_spool",status="200",le="+Inf"} 2');
   });
 
+  it('appends metricsExtra to /metrics at every scrape', async () => {
+    let scrapes = 0;
+    app = createGatewayApp(service, { metricsExtra: () => `mq_test_scrapes ${++scrapes}\n` });
+    const first = await (await call(app, 'GET', '/metrics', { noAuth: true })).text();
+    expect(first).toContain('mq_gateway_requests_in_flight');
+    expect(first.endsWith('mq_test_scrapes 1\n')).toBe(true);
+    const second = await (await call(app, 'GET', '/metrics', { noAuth: true })).text();
+    expect(second.endsWith('mq_test_scrapes 2\n')).toBe(true);
+  });
+
   it('requires a key for /metrics when it is not public', async () => {
     app = createGatewayApp(service, { metricsPublic: false, authenticate: async (key) => { if (key !== KEY) throw new MqError('unauthenticated', 'no'); } });
     expect((await call(app, 'GET', '/metrics', { noAuth: true })).status).toBe(401);

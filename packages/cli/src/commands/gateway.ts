@@ -1,0 +1,121 @@
+// `mq gateway`: a stateless gateway. Serves the /v1 API and forwards every call to the spool's
+// primary member over one gRPC stream per member, following primaries through failovers.
+// /readyz is 200 once the primary of every spool it serves is known.
+
+import { RemoteSpoolService, type RunningServer, startHttpServer } from '@mq/gateway';
+import { parseFlags } from '../args.js';
+import {
+  type Env,
+  type HttpListen,
+  apiBaseUrl,
+  flagOrEnv,
+  httpListenOf,
+  parseMemberList,
+  untilAborted,
+} from '../cluster-options.js';
+import type { Command, CommandContext } from '../command.js';
+import { gatewayLogOptions } from '../log-options.js';
+import type { Logger } from '../logger.js';
+import { renderRemoteMetrics } from '../status-metrics.js';
+import { UsageError } from '../usage-error.js';
+
+export interface GatewayCommandOptions extends HttpListen {
+  /** Member id -> gRPC address. */
+  readonly members: Readonly<Record<string, string>>;
+}
+
+export interface GatewayHandle {
+  readonly service: RemoteSpoolService;
+  readonly host: string;
+  readonly port: number;
+  /** `http://host:port/v1`. */
+  readonly baseUrl: string;
+  /** Graceful stop: HTTP first (long polls answer 204), then the member links. Idempotent. */
+  close(): Promise<void>;
+}
+
+const USAGE = `Usage: mq gateway --members ID=HOST:PORT,... [--port PORT] [--host HOST]
+
+Runs a stateless gateway: the API at http://HOST:PORT/v1, each call forwarded to the spool's
+primary among the members (their gRPC addresses). Stops gracefully on SIGINT or SIGTERM.
+
+Options:
+  --members LIST  The members' gRPC addresses, id=host:port comma-separated. Env MQ_MEMBERS.
+                  Required.
+  --port PORT     TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
+  --host HOST     Address to bind. Env MQ_HOST. Default 127.0.0.1.
+  -h, --help      Show this help.`;
+
+/**
+ * Resolves `mq gateway`'s settings from flags and environment (MQ_MEMBERS, MQ_PORT, MQ_HOST);
+ * flags win. Throws UsageError for an unknown flag, a missing member list or a bad value;
+ * undefined for --help.
+ */
+export function parseGatewayArgs(
+  argv: readonly string[],
+  env: Env,
+): GatewayCommandOptions | undefined {
+  const flags = parseFlags(argv, {
+    members: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (flags['help'] === true) return undefined;
+  const members = flagOrEnv(flags, 'members', env, 'MQ_MEMBERS');
+  if (members === undefined) throw new UsageError('--members (or MQ_MEMBERS) is required');
+  return { members: parseMemberList(members.value, members.source), ...httpListenOf(flags, env) };
+}
+
+/**
+ * Starts the gateway and resolves once it listens (members need not be up: /readyz says when a
+ * primary is known). Rejects with the listen error (EADDRINUSE...), the links closed again.
+ */
+export async function startGateway(
+  options: GatewayCommandOptions,
+  logger?: Logger,
+): Promise<GatewayHandle> {
+  const service = new RemoteSpoolService({ members: options.members });
+  let server: RunningServer;
+  try {
+    server = await startHttpServer(service, {
+      host: options.host,
+      port: options.port,
+      metricsExtra: () => renderRemoteMetrics(service.metrics()),
+      ...gatewayLogOptions(logger),
+    });
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= server.close().finally(() => service.close()));
+  const { host, port } = server;
+  return { service, host, port, baseUrl: apiBaseUrl(host, port), close };
+}
+
+async function runGateway(argv: readonly string[], context: CommandContext): Promise<number> {
+  const options = parseGatewayArgs(argv, context.env);
+  if (options === undefined) {
+    context.out(`${USAGE}\n`);
+    return 0;
+  }
+  const handle = await startGateway(options, context.logger);
+  context.logger.info(
+    { members: options.members, host: handle.host, port: handle.port, baseUrl: handle.baseUrl },
+    `mq gateway listening on ${handle.baseUrl} ` +
+      `(members ${Object.keys(options.members).join(', ')})`,
+  );
+  await untilAborted(context.shutdown);
+  context.logger.info('mq gateway shutting down');
+  await handle.close();
+  context.logger.info('mq gateway stopped');
+  return 0;
+}
+
+export const gatewayCommand: Command = {
+  name: 'gateway',
+  summary: 'run a stateless gateway in front of the members',
+  usage: USAGE,
+  run: runGateway,
+};

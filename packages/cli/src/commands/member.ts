@@ -1,0 +1,239 @@
+// `mq member`: one member of a cluster. Its gRPC port carries Raft (every group it hosts) and the
+// member service gateways call; its HTTP port serves /healthz, /readyz (ready when the member
+// is), /metrics (its Raft groups included) and the /v1 API through an embedded gateway that runs
+// a call in-process when this member is the spool's primary and forwards it otherwise.
+
+import {
+  RemoteSpoolService,
+  type RemoteSpoolServiceOptions,
+  type RunningServer,
+  startHttpServer,
+} from '@mq/gateway';
+import type { SpoolService } from '@mq/engine';
+import { Member, memberServiceRegistration } from '@mq/member';
+import { parseFlags } from '../args.js';
+import {
+  type Env,
+  type HttpListen,
+  apiBaseUrl,
+  flagOrEnv,
+  httpListenOf,
+  parseDataDir,
+  parseGrpcAddress,
+  parseMemberId,
+  parseMemberList,
+  untilAborted,
+} from '../cluster-options.js';
+import type { Command, CommandContext } from '../command.js';
+import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
+import type { Logger } from '../logger.js';
+import { UsageError } from '../usage-error.js';
+import { renderMemberMetrics, renderRemoteMetrics } from '../status-metrics.js';
+
+/** Parent of the default data directory, `./data/<id>`. */
+export const MEMBER_DATA_ROOT_DEFAULT = './data';
+
+export interface MemberCommandOptions extends HttpListen {
+  readonly id: string;
+  /** Every member's gRPC address by id, this member included. */
+  readonly peers: Readonly<Record<string, string>>;
+  /** gRPC listen address; default the `peers` entry of `id`. */
+  readonly listen: string;
+  readonly dataDir: string;
+}
+
+export interface MemberHandle {
+  readonly member: Member;
+  /** The embedded gateway's service (routes to primaries; this member in-process). */
+  readonly gateway: RemoteSpoolService;
+  readonly host: string;
+  readonly port: number;
+  /** `http://host:port/v1` of the embedded gateway. */
+  readonly baseUrl: string;
+  /** Resolves once the member is ready (the ready line is logged then); never rejects. */
+  readonly ready: Promise<void>;
+  /** Graceful stop: HTTP first (long polls answer 204), the gateway's links, the member. */
+  close(): Promise<void>;
+}
+
+const USAGE = `Usage: mq member --id ID --peers ID=HOST:PORT,... [--listen HOST:PORT] [--data DIR]
+                 [--port PORT] [--host HOST]
+
+Runs one cluster member. Its gRPC port (Raft and the member service) is --listen; its HTTP port
+serves /healthz, /readyz, /metrics and the /v1 API (forwarded to each spool's primary).
+A member with empty storage founds the cluster with --peers as its members; afterwards the
+membership comes from storage. Stops gracefully on SIGINT or SIGTERM.
+
+Options:
+  --id ID             This member's id, a key of --peers. Env MQ_ID. Required.
+  --peers LIST        Every member's gRPC address, id=host:port comma-separated, this one
+                      included. Env MQ_PEERS. Required.
+  --listen HOST:PORT  gRPC address to bind. Env MQ_LISTEN. Default: this member's --peers entry.
+  --data DIR          Storage directory. Env MQ_DATA_DIR. Default ${MEMBER_DATA_ROOT_DEFAULT}/<id>.
+  --port PORT         HTTP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
+  --host HOST         HTTP address to bind. Env MQ_HOST. Default 127.0.0.1.
+  -h, --help          Show this help.`;
+
+/**
+ * Resolves `mq member`'s settings from flags and environment (MQ_ID, MQ_PEERS, MQ_LISTEN,
+ * MQ_DATA_DIR, MQ_PORT, MQ_HOST); flags win. Throws UsageError for an unknown flag, a missing
+ * id or peer list, an id not in the peers, or a bad value; undefined for --help.
+ */
+export function parseMemberArgs(
+  argv: readonly string[],
+  env: Env,
+): MemberCommandOptions | undefined {
+  const flags = parseFlags(argv, {
+    id: { type: 'string' },
+    peers: { type: 'string' },
+    listen: { type: 'string' },
+    data: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (flags['help'] === true) return undefined;
+  const idText = flagOrEnv(flags, 'id', env, 'MQ_ID');
+  const peersText = flagOrEnv(flags, 'peers', env, 'MQ_PEERS');
+  if (idText === undefined) throw new UsageError('--id (or MQ_ID) is required');
+  if (peersText === undefined) throw new UsageError('--peers (or MQ_PEERS) is required');
+  const id = parseMemberId(idText.value, idText.source);
+  const peers = parseMemberList(peersText.value, peersText.source);
+  const self = peers[id];
+  if (self === undefined) {
+    throw new UsageError(`${peersText.source} must include this member '${id}'`);
+  }
+  const listen = flagOrEnv(flags, 'listen', env, 'MQ_LISTEN');
+  const data = flagOrEnv(flags, 'data', env, 'MQ_DATA_DIR');
+  return {
+    id,
+    peers,
+    listen: listen === undefined ? self : parseGrpcAddress(listen.value, listen.source, true),
+    dataDir:
+      data === undefined
+        ? `${MEMBER_DATA_ROOT_DEFAULT}/${id}`
+        : parseDataDir(data.value, data.source),
+    ...httpListenOf(flags, env),
+  };
+}
+
+/**
+ * The embedded gateway's service: RemoteSpoolService, with readiness that also requires the
+ * member itself to be ready, so /readyz keeps a member out of rotation until it can serve.
+ */
+class MemberGatewayService extends RemoteSpoolService {
+  constructor(
+    options: RemoteSpoolServiceOptions,
+    private readonly memberService: SpoolService,
+  ) {
+    super(options);
+  }
+
+  override ready(): boolean {
+    return this.memberService.ready() && super.ready();
+  }
+}
+
+/**
+ * Starts the member (storage, gRPC with Raft and the member service) and its HTTP listener, and
+ * resolves once both listen; the member becomes ready when its peers answer (see `ready`).
+ * Rejects with what Member.start throws (a locked data directory, a gRPC address in use) or the
+ * HTTP listen error; nothing is left running then.
+ */
+export async function startMember(
+  options: MemberCommandOptions,
+  logger?: Logger,
+): Promise<MemberHandle> {
+  const member = await Member.start({
+    id: options.id,
+    peers: options.peers,
+    listen: options.listen,
+    dataDir: options.dataDir,
+    grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
+  });
+  const gateway = new MemberGatewayService(
+    { members: options.peers, local: { id: options.id, service: member.service } },
+    member.service,
+  );
+  let server: RunningServer;
+  try {
+    server = await startHttpServer(gateway, {
+      host: options.host,
+      port: options.port,
+      metricsExtra: () =>
+        renderMemberMetrics(member.status(), member.service.ready()) +
+        renderRemoteMetrics(gateway.metrics()),
+      ...gatewayLogOptions(logger),
+    });
+  } catch (error) {
+    await gateway.close();
+    await member.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= server
+      .close()
+      .finally(() => gateway.close())
+      .finally(() => member.close()));
+  const ready = untilReady(member, () => closing !== undefined, logger);
+  const { host, port } = server;
+  return { member, gateway, host, port, baseUrl: apiBaseUrl(host, port), ready, close };
+}
+
+/**
+ * Waits for the member to be ready, logging a line each time a wait times out (peers still
+ * unreachable) and once when it is ready. Ends when the member closes.
+ */
+async function untilReady(
+  member: Member,
+  closed: () => boolean,
+  logger: Logger | undefined,
+): Promise<void> {
+  while (!closed()) {
+    try {
+      await member.ready();
+      logger?.info({ memberId: member.id }, `member ${member.id} ready`);
+      return;
+    } catch (error) {
+      if (closed()) return;
+      const message = `member ${member.id} not ready yet; still waiting for peers`;
+      logger?.warn({ memberId: member.id, err: error }, message);
+    }
+  }
+}
+
+async function runMember(argv: readonly string[], context: CommandContext): Promise<number> {
+  const options = parseMemberArgs(argv, context.env);
+  if (options === undefined) {
+    context.out(`${USAGE}\n`);
+    return 0;
+  }
+  const handle = await startMember(options, context.logger);
+  context.logger.info(
+    {
+      memberId: options.id,
+      grpcAddress: handle.member.address,
+      peers: options.peers,
+      dataDir: options.dataDir,
+      host: handle.host,
+      port: handle.port,
+      baseUrl: handle.baseUrl,
+    },
+    `mq member ${options.id} listening: gRPC ${handle.member.address ?? options.listen}, ` +
+      `HTTP ${handle.baseUrl}`,
+  );
+  await untilAborted(context.shutdown);
+  context.logger.info(`mq member ${options.id} shutting down`);
+  await handle.close();
+  await handle.ready;
+  context.logger.info(`mq member ${options.id} stopped`);
+  return 0;
+}
+
+export const memberCommand: Command = {
+  name: 'member',
+  summary: 'run one member of a cluster (Raft, member RPC, and the API on its HTTP port)',
+  usage: USAGE,
+  run: runMember,
+};

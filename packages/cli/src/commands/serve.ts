@@ -1,0 +1,139 @@
+// `mq serve`: one durable member with the gateway inside. A single-member cluster (id `n1`, its
+// gRPC port on a free loopback port since no peer ever dials it) stores everything in LevelDB
+// under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
+
+import { type RunningServer, startHttpServer } from '@mq/gateway';
+import { Member, memberServiceRegistration } from '@mq/member';
+import { parseFlags } from '../args.js';
+import {
+  type Env,
+  type HttpListen,
+  apiBaseUrl,
+  flagOrEnv,
+  httpListenOf,
+  parseDataDir,
+  untilAborted,
+} from '../cluster-options.js';
+import type { Command, CommandContext } from '../command.js';
+import type { Logger } from '../logger.js';
+import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
+import { renderMemberMetrics } from '../status-metrics.js';
+
+export const SERVE_DATA_DIR_DEFAULT = './data';
+/** The id of the one member `mq serve` runs. */
+export const SERVE_MEMBER_ID = 'n1';
+/** How long `mq serve` waits for its member to elect itself and open `default` (ms). */
+export const SERVE_READY_TIMEOUT_MS = 60_000;
+
+export interface ServeOptions extends HttpListen {
+  /** Directory of the member's storage (created if missing). */
+  readonly dataDir: string;
+}
+
+export interface ServeHandle {
+  readonly host: string;
+  readonly port: number;
+  /** `http://host:port/v1`. */
+  readonly baseUrl: string;
+  readonly member: Member;
+  /** Graceful stop: HTTP first (long polls answer 204), then the member. Idempotent. */
+  close(): Promise<void>;
+}
+
+const USAGE = `Usage: mq serve [--data DIR] [--port PORT] [--host HOST]
+
+Runs one durable member with the gateway inside: the API at http://HOST:PORT/v1, messages
+stored in LevelDB under DIR and fsynced before a write is answered. Any API key is accepted
+(accounts come later). Stops gracefully on SIGINT or SIGTERM.
+
+Options:
+  --data DIR    Storage directory. Env MQ_DATA_DIR. Default ${SERVE_DATA_DIR_DEFAULT}.
+  --port PORT   TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
+  --host HOST   Address to bind. Env MQ_HOST. Default 127.0.0.1.
+  -h, --help    Show this help.`;
+
+/**
+ * Resolves `mq serve`'s settings from flags and environment (MQ_DATA_DIR, MQ_PORT, MQ_HOST);
+ * flags win. Throws UsageError for an unknown flag or a bad value; undefined for --help.
+ */
+export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions | undefined {
+  const flags = parseFlags(argv, {
+    data: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (flags['help'] === true) return undefined;
+  const data = flagOrEnv(flags, 'data', env, 'MQ_DATA_DIR');
+  return {
+    dataDir: data === undefined ? SERVE_DATA_DIR_DEFAULT : parseDataDir(data.value, data.source),
+    ...httpListenOf(flags, env),
+  };
+}
+
+/**
+ * Starts the member, waits until it has elected itself and opened its spools (at most
+ * SERVE_READY_TIMEOUT_MS), then serves HTTP. Rejects with what Member.start throws (a data
+ * directory locked by another process), 503 unavailable if it never becomes ready, or the listen
+ * error (EADDRINUSE); nothing is left running then.
+ */
+export async function startServe(options: ServeOptions, logger?: Logger): Promise<ServeHandle> {
+  const member = await Member.start({
+    id: SERVE_MEMBER_ID,
+    peers: { [SERVE_MEMBER_ID]: '127.0.0.1:0' },
+    listen: '127.0.0.1:0',
+    dataDir: options.dataDir,
+    // Not needed by `mq serve` itself; lets a gateway or a tool reach the member over gRPC.
+    grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
+  });
+  let server: RunningServer;
+  try {
+    await member.ready(SERVE_READY_TIMEOUT_MS);
+    server = await startHttpServer(member.service, {
+      host: options.host,
+      port: options.port,
+      metricsExtra: () => renderMemberMetrics(member.status(), member.service.ready()),
+      ...gatewayLogOptions(logger),
+    });
+  } catch (error) {
+    await member.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= server.close().finally(() => member.close()));
+  const { host, port } = server;
+  return { host, port, baseUrl: apiBaseUrl(host, port), member, close };
+}
+
+async function runServe(argv: readonly string[], context: CommandContext): Promise<number> {
+  const options = parseServeArgs(argv, context.env);
+  if (options === undefined) {
+    context.out(`${USAGE}\n`);
+    return 0;
+  }
+  const handle = await startServe(options, context.logger);
+  context.logger.info(
+    {
+      host: handle.host,
+      port: handle.port,
+      baseUrl: handle.baseUrl,
+      dataDir: options.dataDir,
+      memberId: SERVE_MEMBER_ID,
+      grpcAddress: handle.member.address,
+      variant: 'durable',
+    },
+    `mq serve listening on ${handle.baseUrl} (data in ${options.dataDir}, any API key accepted)`,
+  );
+  await untilAborted(context.shutdown);
+  context.logger.info('mq serve shutting down');
+  await handle.close();
+  context.logger.info('mq serve stopped');
+  return 0;
+}
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run one durable member with the gateway inside (data in ./data)',
+  usage: USAGE,
+  run: runServe,
+};

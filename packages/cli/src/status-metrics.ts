@@ -1,0 +1,144 @@
+// Prometheus text for what a process knows beyond its HTTP requests: a member's Raft groups and
+// spool replicas (from Member.status()), and a gateway's links to members (from
+// RemoteSpoolService.metrics()). Appended to the gateway's own /metrics through `metricsExtra`.
+// Labels come from member ids and spool names, both bounded by the cluster's shape.
+
+import type { MemberMetrics, RemoteServiceMetrics } from '@mq/gateway';
+import type { MemberStatus, SpoolReplicaStatus } from '@mq/member';
+
+type Labels = Readonly<Record<string, string>>;
+type MetricType = 'gauge' | 'counter';
+
+/** A label value escaped as the text format requires (backslash, quote, newline). */
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function sample(name: string, labels: Labels, value: number | boolean): string {
+  const pairs = Object.entries(labels).map(([key, text]) => `${key}="${escapeLabel(text)}"`);
+  const shown = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+  return pairs.length === 0 ? `${name} ${shown}` : `${name}{${pairs.join(',')}} ${shown}`;
+}
+
+/** Collects metric families: HELP, TYPE, then the samples of each. */
+class Families {
+  private readonly lines: string[] = [];
+
+  /** One family whose samples come from `rows`: labels and value of each. */
+  add<Row>(
+    name: string,
+    type: MetricType,
+    help: string,
+    rows: readonly Row[],
+    of: (row: Row) => readonly [Labels, number | boolean] | null,
+  ): void {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const row of rows) {
+      const point = of(row);
+      if (point !== null) this.lines.push(sample(name, point[0], point[1]));
+    }
+  }
+
+  text(): string {
+    return this.lines.length === 0 ? '' : `${this.lines.join('\n')}\n`;
+  }
+}
+
+interface GroupRow {
+  readonly group: string;
+  readonly role: string;
+  readonly term: number;
+  readonly leaderId: string | null;
+  readonly commitIndex: number;
+  readonly appliedIndex: number;
+  readonly lastIndex: number;
+  readonly snapshotIndex: number;
+}
+
+/** Per-group gauges: name, help, value. */
+const GROUP_GAUGES: readonly (readonly [string, string, (row: GroupRow) => number])[] = [
+  ['mq_member_raft_term', 'Current Raft term of each group.', (row) => row.term],
+  ['mq_member_raft_commit_index', 'Highest log index known committed.', (row) => row.commitIndex],
+  ['mq_member_raft_applied_index', 'Highest log index applied here.', (row) => row.appliedIndex],
+  ['mq_member_raft_last_index', 'Last log index stored here.', (row) => row.lastIndex],
+  ['mq_member_raft_snapshot_index', 'Index of the latest snapshot.', (row) => row.snapshotIndex],
+];
+
+/** Per-spool-replica metrics: name, type, help, value. */
+const SPOOL_METRICS: readonly (readonly [
+  string,
+  MetricType,
+  string,
+  (replica: SpoolReplicaStatus) => number | boolean,
+])[] = [
+  ['mq_member_spool_serving', 'gauge', 'This member is the open primary.', (s) => s.serving],
+  ['mq_member_spool_openings_total', 'counter', 'Openings as primary.', (s) => s.openings],
+  ['mq_member_spool_restores_total', 'counter', 'Snapshots restored.', (s) => s.restores],
+  ['mq_member_spool_failed', 'gauge', 'Stopped on a storage failure.', (s) => s.failure !== null],
+];
+
+/**
+ * A member's state: whether it is ready and initialized, each Raft group's role, term, leader and
+ * indexes, and for each spool replica whether this member is its serving primary (the harness
+ * finds primaries with `mq_member_spool_serving`).
+ */
+export function renderMemberMetrics(status: MemberStatus, ready: boolean): string {
+  const out = new Families();
+  const self = { member: status.id };
+  const one = [status];
+  out.add('mq_member_ready', 'gauge', 'This member can serve.', one, () => [self, ready]);
+  out.add('mq_member_initialized', 'gauge', 'The cluster secret is known here.', one, (s) => [
+    self,
+    s.initialized,
+  ]);
+  const groups: GroupRow[] = [status.meta, ...status.spools];
+  const groupOf = (row: GroupRow): Labels => ({ ...self, group: row.group });
+  out.add('mq_member_raft_role', 'gauge', 'Raft role in each group.', groups, (row) => [
+    { ...groupOf(row), role: row.role },
+    1,
+  ]);
+  out.add('mq_member_raft_leader', 'gauge', 'Known leader of each group.', groups, (row) =>
+    row.leaderId === null ? null : [{ ...groupOf(row), leader: row.leaderId }, 1],
+  );
+  for (const [name, help, value] of GROUP_GAUGES) {
+    out.add(name, 'gauge', help, groups, (row) => [groupOf(row), value(row)]);
+  }
+  for (const [name, type, help, value] of SPOOL_METRICS) {
+    out.add(name, type, help, status.spools, (s) => [
+      { ...self, spool: s.spool, group: s.group },
+      value(s),
+    ]);
+  }
+  return out.text();
+}
+
+/** A gateway's view of the members: calls, retries, failovers and each link's state. */
+export function renderRemoteMetrics(metrics: RemoteServiceMetrics): string {
+  const out = new Families();
+  const members = Object.entries(metrics.members).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const counters: readonly (readonly [string, string, (m: MemberMetrics) => number])[] = [
+    ['mq_gateway_member_calls_total', 'Calls sent to the member (each attempt).', (m) => m.calls],
+    ['mq_gateway_member_retries_total', 'Attempts retrying a call tried before.', (m) => m.retries],
+    ['mq_gateway_member_failovers_total', 'Times it stopped being primary.', (m) => m.failovers],
+  ];
+  for (const [name, help, value] of counters) {
+    out.add(name, 'counter', help, members, ([id, m]) => [{ member: id }, value(m)]);
+  }
+  out.add('mq_gateway_member_link_ready', 'gauge', 'gRPC link connected.', members, ([id, m]) =>
+    m.link === undefined ? null : [{ member: id }, m.link.ready],
+  );
+  const inflightHelp = 'Calls written to the member and not yet answered.';
+  out.add('mq_gateway_member_link_inflight_calls', 'gauge', inflightHelp, members, ([id, m]) =>
+    m.link === undefined ? null : [{ member: id }, m.link.inflightCalls],
+  );
+  const totals = [metrics];
+  out.add('mq_gateway_unavailable_total', 'counter', 'Calls answered 503.', totals, (m) => [
+    {},
+    m.unavailable,
+  ]);
+  out.add('mq_gateway_unconfirmed_total', 'counter', 'Writes answered 500.', totals, (m) => [
+    {},
+    m.unconfirmed,
+  ]);
+  return out.text();
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError, parseGatewayArgs, runCli, startGateway } from '../../src/index.js';
+import { captureIo } from '../io.js';
+
+describe('parseGatewayArgs', () => {
+  it('requires the members; reads MQ_MEMBERS, MQ_PORT, MQ_HOST; flags win', () => {
+    expect(parseGatewayArgs(['--members', 'n1=a:7001,n2=b:7001'], {})).toEqual({
+      members: { n1: 'a:7001', n2: 'b:7001' },
+      host: '127.0.0.1',
+      port: 8080,
+    });
+    const env = { MQ_MEMBERS: 'm=x:1', MQ_PORT: '9000', MQ_HOST: '0.0.0.0' };
+    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, host: '0.0.0.0', port: 9000 });
+    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, host: '0.0.0.0', port: 0 });
+    expect(() => parseGatewayArgs([], {})).toThrow(/--members/);
+    expect(() => parseGatewayArgs(['--members', 'x'], {})).toThrow(UsageError);
+    expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--data', 'd'], {})).toThrow(UsageError);
+    expect(parseGatewayArgs(['-h'], {})).toBeUndefined();
+  });
+});
+
+describe('startGateway', () => {
+  it('listens before any member is up: healthy, not ready, with its member links in /metrics', async () => {
+    const gateway = await startGateway({ members: { n1: '127.0.0.1:1' }, host: '127.0.0.1', port: 0 });
+    try {
+      const root = gateway.baseUrl.replace(/\/v1$/, '');
+      expect((await fetch(`${root}/healthz`)).status).toBe(200);
+      expect((await fetch(`${root}/readyz`)).status).toBe(503);
+      const metrics = await (await fetch(`${root}/metrics`)).text();
+      expect(metrics).toContain('mq_gateway_member_link_ready{member="n1"} 0');
+      expect(metrics).toContain('mq_gateway_requests_total');
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('mq gateway', () => {
+  it('logs one start line and exits 0 on shutdown', async () => {
+    const c = captureIo({ MQ_MEMBERS: 'n1=127.0.0.1:1' });
+    const running = runCli(['gateway', '--port', '0'], c.io);
+    const started = await c.waitForLog((record) => typeof record['port'] === 'number');
+    expect(started).toMatchObject({ members: { n1: '127.0.0.1:1' } });
+    c.shutdown.abort();
+    expect(await running).toBe(0);
+    expect(c.logs.some((record) => record['msg'] === 'mq gateway stopped')).toBe(true);
+  });
+
+  it('exits 2 with the usage without members', async () => {
+    const c = captureIo();
+    expect(await runCli(['gateway'], c.io)).toBe(2);
+    expect(c.err()).toContain('Usage: mq gateway');
+  });
+});

@@ -1,0 +1,125 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MEMBER_DATA_ROOT_DEFAULT, type MemberHandle, UsageError, parseMemberArgs, runCli, startMember } from '../../src/index.js';
+import { captureIo } from '../io.js';
+
+const auth = { authorization: 'Bearer any' };
+const PEERS = 'n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=127.0.0.1:7003';
+
+describe('parseMemberArgs', () => {
+  it('requires an id and the peers, listens on its own peer address and stores under ./data/<id>', () => {
+    expect(parseMemberArgs(['--id', 'n2', '--peers', PEERS], {})).toEqual({
+      id: 'n2',
+      peers: { n1: '127.0.0.1:7001', n2: '127.0.0.1:7002', n3: '127.0.0.1:7003' },
+      listen: '127.0.0.1:7002',
+      dataDir: `${MEMBER_DATA_ROOT_DEFAULT}/n2`,
+      host: '127.0.0.1',
+      port: 8080,
+    });
+    expect(() => parseMemberArgs(['--peers', PEERS], {})).toThrow(/--id/);
+    expect(() => parseMemberArgs(['--id', 'n1'], {})).toThrow(/--peers/);
+    expect(() => parseMemberArgs(['--id', 'n4', '--peers', PEERS], {})).toThrow(/must include this member/);
+  });
+
+  it('reads MQ_ID, MQ_PEERS, MQ_LISTEN, MQ_DATA_DIR, MQ_PORT, MQ_HOST; flags win', () => {
+    const env = { MQ_ID: 'n3', MQ_PEERS: PEERS, MQ_LISTEN: '0.0.0.0:7003', MQ_DATA_DIR: '/data', MQ_PORT: '8083', MQ_HOST: '0.0.0.0' };
+    expect(parseMemberArgs([], env)).toMatchObject({ id: 'n3', listen: '0.0.0.0:7003', dataDir: '/data', port: 8083, host: '0.0.0.0' });
+    expect(parseMemberArgs(['--id', 'n1', '--listen', '127.0.0.1:0', '--data', 'd1', '--port', '0'], env)).toMatchObject({
+      id: 'n1',
+      listen: '127.0.0.1:0',
+      dataDir: 'd1',
+      port: 0,
+    });
+  });
+
+  it('refuses bad values and unknown flags; --help is undefined', () => {
+    expect(() => parseMemberArgs(['--id', 'n1', '--peers', 'n1=127.0.0.1'], {})).toThrow(UsageError);
+    expect(() => parseMemberArgs(['--id', 'n 1', '--peers', PEERS], {})).toThrow(UsageError);
+    expect(() => parseMemberArgs(['--id', 'n1', '--peers', PEERS, '--listen', 'nowhere'], {})).toThrow(/--listen/);
+    expect(() => parseMemberArgs(['--id', 'n1', '--peers', PEERS, '--members', PEERS], {})).toThrow(UsageError);
+    expect(parseMemberArgs(['--help'], {})).toBeUndefined();
+  });
+});
+
+/** Distinct free loopback ports (held until all are found). */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  const ports = await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise<number>((resolve) => {
+          server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+        }),
+    ),
+  );
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+describe('startMember (three in one process)', () => {
+  let root = '';
+  const handles: MemberHandle[] = [];
+
+  afterAll(async () => {
+    await Promise.all(handles.map((handle) => handle.close()));
+    if (root !== '') await rm(root, { recursive: true, force: true });
+  });
+
+  it('forms a cluster; every member serves the API, /readyz and its Raft state in /metrics', async () => {
+    root = await mkdtemp(join(tmpdir(), 'mq-member-test-'));
+    const ports = await freePorts(3);
+    const peers = Object.fromEntries(ports.map((port, i) => [`n${i + 1}`, `127.0.0.1:${port}`]));
+    for (const id of Object.keys(peers)) {
+      const options = parseMemberArgs(['--id', id, '--data', join(root, id), '--port', '0'], { MQ_PEERS: Object.entries(peers).map(([k, v]) => `${k}=${v}`).join(',') })!;
+      handles.push(await startMember(options));
+    }
+    await Promise.all(handles.map((handle) => handle.ready));
+    for (const handle of handles) {
+      const root = handle.baseUrl.replace(/\/v1$/, '');
+      expect((await fetch(`${root}/healthz`)).status).toBe(200);
+      await expect.poll(async () => (await fetch(`${root}/readyz`)).status, { timeout: 20_000 }).toBe(200);
+      const metrics = await (await fetch(`${root}/metrics`)).text();
+      expect(metrics).toContain(`mq_member_ready{member="${handle.member.id}"} 1`);
+      expect(metrics).toMatch(/mq_member_raft_role\{member="n\d",group="meta",role="(leader|follower)"\} 1/);
+    }
+    const serving = handles.filter((handle) => handle.member.replica('default')?.isServing() === true);
+    expect(serving).toHaveLength(1);
+    // Through a member that is not the primary: the embedded gateway forwards.
+    const other = handles.find((handle) => !serving.includes(handle))!;
+    expect((await fetch(`${other.baseUrl}/spools/default/queues/q`, { method: 'PUT', headers: auth })).status).toBe(201);
+    expect((await fetch(`${other.baseUrl}/spools/default/queues/q/send`, { method: 'POST', headers: auth, body: 'x' })).status).toBe(201);
+    const received = await fetch(`${serving[0]!.baseUrl}/spools/default/queues/q/recv?waitSeconds=0`, { method: 'POST', headers: auth });
+    expect(await received.text()).toBe('x');
+  }, 60_000);
+});
+
+describe('mq member', () => {
+  it('logs its addresses, waits for peers (not ready alone), and exits 0 on shutdown', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'mq-member-test-'));
+    try {
+      const [grpc] = await freePorts(1);
+      // n2 is never started: n1 alone has no quorum, so it serves /healthz but not /readyz.
+      const c = captureIo({ MQ_PEERS: `n1=127.0.0.1:${grpc},n2=127.0.0.1:1` });
+      const running = runCli(['member', '--id', 'n1', '--data', dataDir, '--port', '0'], c.io);
+      const started = await c.waitForLog((record) => typeof record['port'] === 'number');
+      expect(started).toMatchObject({ memberId: 'n1', grpcAddress: `127.0.0.1:${grpc}`, dataDir });
+      const root = (started['baseUrl'] as string).replace(/\/v1$/, '');
+      expect((await fetch(`${root}/healthz`)).status).toBe(200);
+      expect((await fetch(`${root}/readyz`)).status).toBe(503);
+      c.shutdown.abort();
+      expect(await running).toBe(0);
+      expect(c.logs.some((record) => record['msg'] === 'mq member n1 stopped')).toBe(true);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 2 with the usage when the id is missing', async () => {
+    const c = captureIo({ MQ_PEERS: PEERS });
+    expect(await runCli(['member'], c.io)).toBe(2);
+    expect(c.err()).toContain('Usage: mq member');
+  });
+});

@@ -1,0 +1,109 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SERVE_DATA_DIR_DEFAULT, UsageError, parseServeArgs, runCli, startServe } from '../../src/index.js';
+import { captureIo } from '../io.js';
+
+const auth = { authorization: 'Bearer any' };
+const dirs: string[] = [];
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mq-serve-test-'));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+describe('parseServeArgs', () => {
+  it('defaults to ./data on 127.0.0.1:8080', () => {
+    expect(parseServeArgs([], {})).toEqual({ dataDir: SERVE_DATA_DIR_DEFAULT, host: '127.0.0.1', port: 8080 });
+  });
+
+  it('reads MQ_DATA_DIR, MQ_PORT, MQ_HOST; flags win', () => {
+    const env = { MQ_DATA_DIR: '/var/mq', MQ_PORT: '9000', MQ_HOST: '0.0.0.0' };
+    expect(parseServeArgs([], env)).toEqual({ dataDir: '/var/mq', host: '0.0.0.0', port: 9000 });
+    expect(parseServeArgs(['--data', './d', '--port=0', '--host', '::1'], env)).toEqual({ dataDir: './d', host: '::1', port: 0 });
+  });
+
+  it('refuses unknown flags, an empty data directory and bad ports; --help is undefined', () => {
+    expect(() => parseServeArgs(['--peers', 'x'], {})).toThrow(UsageError);
+    expect(() => parseServeArgs(['--data', ''], {})).toThrow(UsageError);
+    expect(() => parseServeArgs([], { MQ_DATA_DIR: '' })).toThrow(/MQ_DATA_DIR/);
+    expect(() => parseServeArgs([], { MQ_PORT: '65536' })).toThrow(UsageError);
+    expect(parseServeArgs(['-h'], {})).toBeUndefined();
+  });
+});
+
+describe('startServe', () => {
+  it('keeps acknowledged messages across a restart on the same data directory', async () => {
+    const dataDir = await tempDir();
+    const first = await startServe({ dataDir, host: '127.0.0.1', port: 0 });
+    let lease: string;
+    try {
+      expect((await fetch(`${first.baseUrl}/spools/default/queues/jobs`, { method: 'PUT', headers: auth })).status).toBe(201);
+      for (const body of ['one', 'two', 'three']) {
+        const sent = await fetch(`${first.baseUrl}/spools/default/queues/jobs/send`, { method: 'POST', headers: auth, body });
+        expect(sent.status).toBe(201);
+      }
+      const received = await fetch(`${first.baseUrl}/spools/default/queues/jobs/recv?waitSeconds=0`, { method: 'POST', headers: auth });
+      expect(await received.text()).toBe('one');
+      lease = received.headers.get('svc-lease')!;
+      expect((await fetch(`${first.baseUrl}/spools/default/ack`, { method: 'POST', headers: { ...auth, 'svc-lease': lease } })).status).toBe(204);
+      // A second server on the same directory is refused while the first holds it.
+      await expect(startServe({ dataDir, host: '127.0.0.1', port: 0 })).rejects.toThrow();
+    } finally {
+      await first.close();
+    }
+    const second = await startServe({ dataDir, host: '127.0.0.1', port: 0 });
+    try {
+      const bodies: string[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const received = await fetch(`${second.baseUrl}/spools/default/queues/jobs/recv?waitSeconds=0`, { method: 'POST', headers: auth });
+        if (received.status === 204) break;
+        bodies.push(await received.text());
+      }
+      expect(bodies).toEqual(['two', 'three']);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('rejects when the port is taken, leaving the data directory usable', async () => {
+    const dataDir = await tempDir();
+    const first = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0 });
+    try {
+      await expect(startServe({ dataDir, host: '127.0.0.1', port: first.port })).rejects.toThrow();
+      const again = await startServe({ dataDir, host: '127.0.0.1', port: 0 });
+      await again.close();
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe('mq serve', () => {
+  it('logs one start line with its address and data directory, serves, and exits 0 on shutdown', async () => {
+    const dataDir = await tempDir();
+    const c = captureIo({ MQ_DATA_DIR: dataDir });
+    const running = runCli(['serve', '--port', '0'], c.io);
+    const started = await c.waitForLog((record) => typeof record['port'] === 'number');
+    expect(started).toMatchObject({ dataDir, variant: 'durable', memberId: 'n1' });
+    const baseUrl = started['baseUrl'] as string;
+    expect((await fetch(`${baseUrl}/spools/default`, { headers: auth })).status).toBe(200);
+    const metrics = await (await fetch(baseUrl.replace(/\/v1$/, '/metrics'))).text();
+    expect(metrics).toContain('mq_member_spool_serving{member="n1",spool="default"');
+    c.shutdown.abort();
+    expect(await running).toBe(0);
+    expect(c.logs.some((record) => record['msg'] === 'mq serve stopped')).toBe(true);
+  });
+
+  it('exits 2 with the usage for a bad command line', async () => {
+    const c = captureIo();
+    expect(await runCli(['serve', '--nope'], c.io)).toBe(2);
+    expect(c.err()).toContain('Usage: mq serve');
+  });
+});

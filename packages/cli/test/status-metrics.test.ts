@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { MemberStatus } from '@mq/member';
+import type { RaftNodeStatus } from '@mq/raft';
+import { renderMemberMetrics, renderRemoteMetrics } from '../src/index.js';
+
+const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.]+$/;
+
+function expectPrometheusText(text: string): void {
+  expect(text.endsWith('\n')).toBe(true);
+  const lines = text.split('\n').filter((line) => line !== '');
+  for (const line of lines) {
+    if (line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+    expect(line).toMatch(SAMPLE);
+  }
+}
+
+const meta = {
+  id: 'n1',
+  group: 'meta',
+  role: 'follower',
+  term: 4,
+  leaderId: 'n2',
+  commitIndex: 9,
+  appliedIndex: 9,
+  lastIndex: 10,
+  snapshotIndex: 0,
+} as unknown as RaftNodeStatus;
+
+const status: MemberStatus = {
+  id: 'n1',
+  initialized: true,
+  meta,
+  spools: [
+    {
+      spool: 'default',
+      group: 'spool:default#1',
+      role: 'leader',
+      term: 7,
+      leaderId: 'n1',
+      commitIndex: 120,
+      appliedIndex: 119,
+      lastIndex: 121,
+      snapshotIndex: 100,
+      serving: true,
+      openings: 2,
+      restores: 1,
+      failure: null,
+    },
+  ],
+};
+
+describe('renderMemberMetrics', () => {
+  it('reports readiness, each group and which spools this member serves', () => {
+    const text = renderMemberMetrics(status, false);
+    expectPrometheusText(text);
+    expect(text).toContain('mq_member_ready{member="n1"} 0\n');
+    expect(text).toContain('mq_member_initialized{member="n1"} 1\n');
+    expect(text).toContain('mq_member_raft_role{member="n1",group="meta",role="follower"} 1\n');
+    expect(text).toContain('mq_member_raft_leader{member="n1",group="meta",leader="n2"} 1\n');
+    expect(text).toContain('mq_member_raft_term{member="n1",group="spool:default#1"} 7\n');
+    expect(text).toContain('mq_member_raft_applied_index{member="n1",group="spool:default#1"} 119\n');
+    expect(text).toContain('mq_member_spool_serving{member="n1",spool="default",group="spool:default#1"} 1\n');
+    expect(text).toContain('mq_member_spool_openings_total{member="n1",spool="default",group="spool:default#1"} 2\n');
+  });
+
+  it('omits the leader sample when no leader is known', () => {
+    const text = renderMemberMetrics({ ...status, meta: { ...meta, leaderId: null }, spools: [] }, true);
+    expectPrometheusText(text);
+    expect(text).not.toContain('mq_member_raft_leader{');
+    expect(text).toContain('mq_member_ready{member="n1"} 1\n');
+  });
+});
+
+describe('renderRemoteMetrics', () => {
+  it('reports per-member calls, failovers and link state, and the 503/500 totals', () => {
+    const text = renderRemoteMetrics({
+      members: {
+        n2: { calls: 5, retries: 1, failovers: 1, link: { address: 'a:1', ready: true, inflightCalls: 3, queuedBytes: 0, streamsOpened: 1, framesSent: 4, framesReceived: 4 } },
+        n1: { calls: 7, retries: 0, failovers: 0 },
+      },
+      unavailable: 2,
+      unconfirmed: 1,
+    });
+    expectPrometheusText(text);
+    expect(text.indexOf('mq_gateway_member_calls_total{member="n1"} 7')).toBeLessThan(text.indexOf('mq_gateway_member_calls_total{member="n2"} 5'));
+    expect(text).toContain('mq_gateway_member_failovers_total{member="n2"} 1\n');
+    expect(text).toContain('mq_gateway_member_link_ready{member="n2"} 1\n');
+    expect(text).not.toContain('mq_gateway_member_link_ready{member="n1"}');
+    expect(text).toContain('mq_gateway_member_link_inflight_calls{member="n2"} 3\n');
+    expect(text).toContain('mq_gateway_unavailable_total 2\n');
+    expect(text).toContain('mq_gateway_unconfirmed_total 1\n');
+  });
+});

@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// `npm run cluster`: three members and a gateway on loopback, for trying the cluster out.
+//   members n1, n2, n3: gRPC (Raft + member RPC) on 127.0.0.1:7001-7003,
+//                       their own HTTP (/healthz, /readyz, /metrics, /v1) on 127.0.0.1:8091-8093
+//   gateway:            the API on 127.0.0.1:8080 (`--port N` or MQ_PORT=N to move it)
+// Data lives in ./.cluster/<id>/ (kept between runs; delete .cluster/ to start afresh), each
+// process's log in ./.cluster/logs/<id>.log. Ctrl-C (or SIGTERM) stops every process gracefully
+// and waits for them; a second Ctrl-C kills them at once. Run after `npm run build` (the npm
+// script does that first).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const CLI_MAIN = `${ROOT}packages/cli/dist/main.js`;
+const STATE_DIR = `${ROOT}.cluster`;
+const LOG_DIR = `${STATE_DIR}/logs`;
+const MEMBERS = [
+  { id: 'n1', grpcPort: 7001, httpPort: 8091 },
+  { id: 'n2', grpcPort: 7002, httpPort: 8092 },
+  { id: 'n3', grpcPort: 7003, httpPort: 8093 },
+];
+const API_PORT_DEFAULT = 8080;
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 15_000;
+
+const USAGE = `Usage: npm run cluster [-- --port PORT]
+
+Three members (gRPC 127.0.0.1:7001-7003, HTTP 127.0.0.1:8091-8093) and a gateway serving the
+API on http://127.0.0.1:PORT/v1 (default ${API_PORT_DEFAULT}, or MQ_PORT). Data in .cluster/, logs in
+.cluster/logs/. Ctrl-C stops everything.`;
+
+function parseCommandLine() {
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (error) {
+    process.stderr.write(`cluster: ${error.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const text = values.port ?? process.env.MQ_PORT ?? String(API_PORT_DEFAULT);
+  const port = Number(text);
+  const taken = MEMBERS.flatMap((m) => [m.grpcPort, m.httpPort]);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65_535 || taken.includes(port)) {
+    process.stderr.write(`cluster: the API port must be 1-65535 and not one of ${taken.join(', ')}, got '${text}'\n`);
+    process.exit(2);
+  }
+  return { apiPort: port };
+}
+
+const children = new Map(); // name -> ChildProcess
+let stopping = false;
+
+/** Starts `mq <args>` in its own process group (so Ctrl-C reaches only this script, once). */
+function startChild(name, args) {
+  const logPath = `${LOG_DIR}/${name}.log`;
+  const log = openSync(logPath, 'a');
+  const env = { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' };
+  for (const key of ['MQ_ID', 'MQ_PEERS', 'MQ_LISTEN', 'MQ_DATA_DIR', 'MQ_PORT', 'MQ_HOST', 'MQ_MEMBERS']) delete env[key];
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', log, log], env, detached: true });
+  closeSync(log);
+  children.set(name, child);
+  child.once('exit', (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      process.stderr.write(`cluster: ${name} exited (${signal ?? `code ${code}`}); last lines of ${logPath}:\n${tail(logPath, 10)}\n`);
+    }
+    if (children.size === 0) process.exit(stopping ? 0 : 1);
+  });
+  return child;
+}
+
+function tail(path, lines) {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** SIGTERM every child once; SIGKILL what is left after the grace period or a second signal. */
+function stopAll() {
+  if (stopping) {
+    for (const child of children.values()) child.kill('SIGKILL');
+    return;
+  }
+  stopping = true;
+  process.stdout.write('cluster: stopping (Ctrl-C again to kill at once)...\n');
+  for (const child of children.values()) child.kill('SIGTERM');
+  setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  }, STOP_GRACE_MS).unref();
+  if (children.size === 0) process.exit(0);
+}
+
+async function waitReady(url, deadlineMs) {
+  while (Date.now() < deadlineMs && !stopping) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      if (response.status === 200) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return false;
+}
+
+async function main() {
+  const { apiPort } = parseCommandLine();
+  if (!existsSync(CLI_MAIN)) {
+    process.stderr.write(`cluster: ${CLI_MAIN} is missing; run \`npm run build\` first (npm run cluster does)\n`);
+    process.exit(1);
+  }
+  mkdirSync(LOG_DIR, { recursive: true });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stopAll);
+  // Whatever happens to this script, its children do not outlive it.
+  process.on('exit', () => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  });
+  const peers = MEMBERS.map((m) => `${m.id}=127.0.0.1:${m.grpcPort}`).join(',');
+  for (const m of MEMBERS) {
+    startChild(m.id, [
+      'member', '--id', m.id, '--peers', peers, '--data', `${STATE_DIR}/${m.id}`,
+      '--port', String(m.httpPort), '--host', '127.0.0.1',
+    ]);
+  }
+  startChild('gateway', ['gateway', '--members', peers, '--port', String(apiPort), '--host', '127.0.0.1']);
+  process.stdout.write(
+    [
+      'cluster: starting 3 members and a gateway',
+      ...MEMBERS.map((m) => `  ${m.id}: gRPC 127.0.0.1:${m.grpcPort}, HTTP http://127.0.0.1:${m.httpPort} (data .cluster/${m.id}, log .cluster/logs/${m.id}.log)`),
+      `  gateway: http://127.0.0.1:${apiPort}/v1 (log .cluster/logs/gateway.log)`,
+      '',
+    ].join('\n'),
+  );
+  const ready = await waitReady(`http://127.0.0.1:${apiPort}/readyz`, Date.now() + READY_TIMEOUT_MS);
+  if (stopping) return;
+  if (!ready) {
+    process.stderr.write(`cluster: not ready within ${READY_TIMEOUT_MS / 1000} s; see .cluster/logs/. Stopping.\n`);
+    stopAll();
+    return;
+  }
+  process.stdout.write(`cluster: ready. API on http://127.0.0.1:${apiPort}/v1 (any API key). Ctrl-C to stop.\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`cluster: ${error?.stack ?? error}\n`);
+  stopAll();
+});
