@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['engine', 'raft', 'local', 'cluster'];
+const BENCHMARKS = ['engine', 'raft', 'local', 'cluster', 'compare'];
 
 function parse(argv) {
   const names = [];

@@ -1,0 +1,142 @@
+// The three mq targets as processes: `mq local` (memory), `mq serve` (one durable member) and a
+// three-member cluster with a standalone gateway. Each start() spawns tracked children, waits
+// until the API answers, and resolves the connection the load generator needs.
+import { fileURLToPath } from 'node:url';
+import { spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
+import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
+
+const CLI_MAIN = fileURLToPath(new URL('../../../packages/cli/dist/main.js', import.meta.url));
+const START_TIMEOUT_MS = 60_000;
+
+function spawnMq(args, nodeArgs = []) {
+  const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], { env: { ...process.env, MQ_LOG_LEVEL: 'info' } });
+  return child;
+}
+
+/** Waits for the JSON log line carrying the HTTP port, then keeps draining the child's pipes. */
+async function listeningPort(child) {
+  const line = await waitForLogLine(child, (record) => typeof record.port === 'number' && typeof record.baseUrl === 'string', START_TIMEOUT_MS);
+  child.stdout.resume();
+  child.stderr.resume();
+  return line.port;
+}
+
+/** @param {{cpuProfDir?: string}} options */
+export function mqLocalTarget(options = {}) {
+  let child;
+  return {
+    name: 'mq-local',
+    family: 'mq',
+    durability: 'memory only (no disk)',
+    async start() {
+      child = spawnMq(['local', '--port', '0', '--host', '127.0.0.1'], profArgs(options));
+      const port = await listeningPort(child);
+      await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
+      return { kind: 'mq-http', port };
+    },
+    processes: () => [{ role: 'local', pid: child.pid }],
+    metrics: async () => null,
+    async stop() {
+      if (child !== undefined) await stopChild(child);
+    },
+  };
+}
+
+/** @param {{cpuProfDir?: string}} options */
+export function mqServeTarget(options = {}) {
+  let child;
+  let dir;
+  let port;
+  return {
+    name: 'mq-serve',
+    family: 'mq',
+    durability: 'fsync before 201 (one member)',
+    async start() {
+      dir = tempDir('serve');
+      child = spawnMq(['serve', '--data', dir, '--port', '0', '--host', '127.0.0.1'], profArgs(options));
+      port = await listeningPort(child);
+      await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
+      return { kind: 'mq-http', port };
+    },
+    processes: () => [{ role: 'n1', pid: child.pid }],
+    metrics: async () => ({ n1: await scrapeStorage(port) }),
+    async stop() {
+      if (child !== undefined) await stopChild(child);
+      if (dir !== undefined) removeDir(dir);
+    },
+  };
+}
+
+/**
+ * Three members (`mq member`, gRPC on free loopback ports) and a standalone `mq gateway`.
+ * @param {{cpuProfDir?: string}} options
+ */
+export function mqClusterTarget(options = {}) {
+  const members = [];
+  let gateway;
+  let dir;
+  return {
+    name: 'mq-cluster',
+    family: 'mq',
+    durability: 'fsync on a majority of 3 before 201',
+    async start() {
+      dir = tempDir('cluster');
+      const ids = ['n1', 'n2', 'n3'];
+      const grpcPorts = await freePorts(3);
+      const peers = ids.map((id, i) => `${id}=127.0.0.1:${grpcPorts[i]}`).join(',');
+      for (const [i, id] of ids.entries()) {
+        const child = spawnMq(
+          ['member', '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1'],
+          profArgs(options),
+        );
+        members.push({ id, child, port: undefined });
+      }
+      for (const m of members) m.port = await listeningPort(m.child);
+      gateway = spawnMq(['gateway', '--members', peers, '--port', '0', '--host', '127.0.0.1'], profArgs(options));
+      const port = await listeningPort(gateway);
+      await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
+      return { kind: 'mq-http', port };
+    },
+    processes: () => [...members.map((m) => ({ role: m.id, pid: m.child.pid })), { role: 'gateway', pid: gateway.pid }],
+    async metrics() {
+      const out = {};
+      for (const m of members) out[m.id] = await scrapeStorage(m.port);
+      return out;
+    },
+    async stop() {
+      await Promise.all([gateway, ...members.map((m) => m.child)].filter(Boolean).map((c) => stopChild(c)));
+      if (dir !== undefined) removeDir(dir);
+    },
+  };
+}
+
+function profArgs(options) {
+  return options.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`];
+}
+
+/**
+ * The storage counters a member exports on /metrics, summed over its samples: fsyncs and log
+ * entries written. Null fields when the member does not export them (names matched loosely,
+ * `*fsyncs_total` and `*entries_written_total`, so a renamed prefix still counts).
+ */
+export async function scrapeStorage(port) {
+  let text;
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    text = await res.text();
+  } catch {
+    return { fsyncs: null, entriesWritten: null };
+  }
+  let fsyncs = null;
+  let entriesWritten = null;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line === '') continue;
+    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/);
+    if (m === null) continue;
+    const value = Number(m[3]);
+    if (!Number.isFinite(value)) continue;
+    if (/fsyncs?_total$/.test(m[1])) fsyncs = (fsyncs ?? 0) + value;
+    else if (/entries_written_total$/.test(m[1])) entriesWritten = (entriesWritten ?? 0) + value;
+  }
+  return { fsyncs, entriesWritten };
+}
