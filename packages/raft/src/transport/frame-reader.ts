@@ -1,0 +1,399 @@
+// Hand-written decoder of `mq.raft.Frame` (proto/raft.proto). It reads the received buffer in
+// place and builds each Message as one literal: no intermediate wire objects and no Long per
+// uint64, which protobufjs allocates for every index and term (the `long` package is installed,
+// so its readers return Long objects). This is the follower's hot path: every AppendEntries
+// with its entries passes here. Field numbers must match proto/raft.proto; the tests check this
+// decoder against protobufjs encoding the .proto.
+
+import { Buffer } from 'node:buffer';
+import {
+  MessageType,
+  type ClusterConfig,
+  type Entry,
+  type EntryType,
+  type GroupId,
+  type Message,
+  type NodeId,
+  type SnapshotMeta,
+} from '../types.js';
+
+const WIRE_VARINT = 0;
+const WIRE_I64 = 1;
+const WIRE_LEN = 2;
+const WIRE_I32 = 5;
+
+// Message.body field numbers (oneof body).
+const BODY_APPEND_ENTRIES = 4;
+const BODY_APPEND_ENTRIES_RESPONSE = 5;
+const BODY_REQUEST_VOTE = 6;
+const BODY_REQUEST_VOTE_RESPONSE = 7;
+const BODY_INSTALL_SNAPSHOT = 8;
+const BODY_INSTALL_SNAPSHOT_RESPONSE = 9;
+const BODY_TIMEOUT_NOW = 10;
+
+const EMPTY_BYTES: Uint8Array = new Uint8Array(0);
+
+/** Messages of one group, in send order. */
+export interface DecodedBatch {
+  readonly group: GroupId;
+  readonly messages: Message[];
+}
+
+/**
+ * Decodes a Frame. Bytes fields (`data`, `chunk`) are views into `bytes`, not copies. Throws on
+ * a truncated field, an unknown wire type, a known field of the wrong wire type, a number past
+ * 2^53, and a message without a body. Unknown fields are skipped, as proto3 requires.
+ */
+export function readFrame(bytes: Uint8Array): DecodedBatch[] {
+  const reader = new FrameReader(bytes);
+  const batches: DecodedBatch[] = [];
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_LEN)) {
+      const outer = reader.enter();
+      batches.push(readBatch(reader));
+      reader.leave(outer);
+    } else {
+      reader.skipUnknown(tag, 1);
+    }
+  }
+  return batches;
+}
+
+function readBatch(reader: FrameReader): DecodedBatch {
+  let group = '';
+  const messages: Message[] = [];
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_LEN)) group = reader.string();
+    else if (tag === ((2 << 3) | WIRE_LEN)) {
+      const outer = reader.enter();
+      messages.push(readMessage(reader));
+      reader.leave(outer);
+    } else reader.skipUnknown(tag, 2);
+  }
+  return { group, messages };
+}
+
+/** Reads the envelope first, then the body (its fields may come in any order on the wire). */
+function readMessage(reader: FrameReader): Message {
+  let from = '';
+  let to = '';
+  let term = 0;
+  let bodyField = 0;
+  let bodyStart = 0;
+  let bodyEnd = 0;
+  while (reader.more()) {
+    const tag = reader.varint();
+    const field = tag >>> 3;
+    if (tag === ((1 << 3) | WIRE_LEN)) from = reader.string();
+    else if (tag === ((2 << 3) | WIRE_LEN)) to = reader.string();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) term = reader.varint();
+    else if (field >= BODY_APPEND_ENTRIES && field <= BODY_TIMEOUT_NOW) {
+      reader.expect(tag, WIRE_LEN);
+      // Oneof: the last body on the wire wins.
+      const length = reader.lengthPrefix();
+      bodyField = field;
+      bodyStart = reader.position();
+      bodyEnd = bodyStart + length;
+      reader.seek(bodyEnd);
+    } else reader.skipUnknown(tag, 3);
+  }
+  const outer = reader.range(bodyStart, bodyEnd);
+  const message = readBody(reader, bodyField, from, to, term);
+  reader.leave(outer);
+  return message;
+}
+
+function readBody(reader: FrameReader, bodyField: number, from: NodeId, to: NodeId, term: number): Message {
+  switch (bodyField) {
+    case BODY_APPEND_ENTRIES:
+      return readAppendEntries(reader, from, to, term);
+    case BODY_APPEND_ENTRIES_RESPONSE:
+      return readAppendEntriesResponse(reader, from, to, term);
+    case BODY_REQUEST_VOTE:
+      return readRequestVote(reader, from, to, term);
+    case BODY_REQUEST_VOTE_RESPONSE:
+      return readRequestVoteResponse(reader, from, to, term);
+    case BODY_INSTALL_SNAPSHOT:
+      return readInstallSnapshot(reader, from, to, term);
+    case BODY_INSTALL_SNAPSHOT_RESPONSE:
+      return readInstallSnapshotResponse(reader, from, to, term);
+    case BODY_TIMEOUT_NOW:
+      return { type: MessageType.TimeoutNow, from, to, term };
+    default:
+      throw new Error('raft codec: message without a known body');
+  }
+}
+
+function readAppendEntries(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let prevLogIndex = 0;
+  let prevLogTerm = 0;
+  const entries: Entry[] = [];
+  let leaderCommit = 0;
+  let leaderTick = 0;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) prevLogIndex = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) prevLogTerm = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_LEN)) {
+      const outer = reader.enter();
+      entries.push(readEntry(reader));
+      reader.leave(outer);
+    } else if (tag === ((4 << 3) | WIRE_VARINT)) leaderCommit = reader.varint();
+    else if (tag === ((5 << 3) | WIRE_VARINT)) leaderTick = reader.varint();
+    else reader.skipUnknown(tag, 5);
+  }
+  const type = MessageType.AppendEntries;
+  return { type, from, to, term, prevLogIndex, prevLogTerm, entries, leaderCommit, leaderTick };
+}
+
+function readEntry(reader: FrameReader): Entry {
+  let index = 0;
+  let term = 0;
+  let type = 0;
+  let data = EMPTY_BYTES;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) index = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) term = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) type = reader.varint();
+    else if (tag === ((4 << 3) | WIRE_LEN)) data = reader.bytesView();
+    else reader.skipUnknown(tag, 4);
+  }
+  return { index, term, type: type as EntryType, data };
+}
+
+function readAppendEntriesResponse(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let success = false;
+  let matchIndex = 0;
+  let conflictIndex = 0;
+  let conflictTerm = 0;
+  let leaderTick = 0;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) success = reader.varint() !== 0;
+    else if (tag === ((2 << 3) | WIRE_VARINT)) matchIndex = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) conflictIndex = reader.varint();
+    else if (tag === ((4 << 3) | WIRE_VARINT)) conflictTerm = reader.varint();
+    else if (tag === ((5 << 3) | WIRE_VARINT)) leaderTick = reader.varint();
+    else reader.skipUnknown(tag, 5);
+  }
+  const type = MessageType.AppendEntriesResponse;
+  return { type, from, to, term, success, matchIndex, conflictIndex, conflictTerm, leaderTick };
+}
+
+function readRequestVote(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let preVote = false;
+  let lastLogIndex = 0;
+  let lastLogTerm = 0;
+  let transfer = false;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) preVote = reader.varint() !== 0;
+    else if (tag === ((2 << 3) | WIRE_VARINT)) lastLogIndex = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) lastLogTerm = reader.varint();
+    else if (tag === ((4 << 3) | WIRE_VARINT)) transfer = reader.varint() !== 0;
+    else reader.skipUnknown(tag, 4);
+  }
+  return { type: MessageType.RequestVote, from, to, term, preVote, lastLogIndex, lastLogTerm, transfer };
+}
+
+function readRequestVoteResponse(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let preVote = false;
+  let granted = false;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) preVote = reader.varint() !== 0;
+    else if (tag === ((2 << 3) | WIRE_VARINT)) granted = reader.varint() !== 0;
+    else reader.skipUnknown(tag, 2);
+  }
+  return { type: MessageType.RequestVoteResponse, from, to, term, preVote, granted };
+}
+
+function readInstallSnapshot(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let meta: SnapshotMeta = { index: 0, term: 0, config: { voters: [], learners: [] } };
+  let offset = 0;
+  let chunk = EMPTY_BYTES;
+  let done = false;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_LEN)) {
+      const outer = reader.enter();
+      meta = readSnapshotMeta(reader);
+      reader.leave(outer);
+    } else if (tag === ((2 << 3) | WIRE_VARINT)) offset = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_LEN)) chunk = reader.bytesView();
+    else if (tag === ((4 << 3) | WIRE_VARINT)) done = reader.varint() !== 0;
+    else reader.skipUnknown(tag, 4);
+  }
+  return { type: MessageType.InstallSnapshot, from, to, term, meta, offset, chunk, done };
+}
+
+function readSnapshotMeta(reader: FrameReader): SnapshotMeta {
+  let index = 0;
+  let term = 0;
+  let config: ClusterConfig = { voters: [], learners: [] };
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) index = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) term = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_LEN)) {
+      const outer = reader.enter();
+      config = readClusterConfig(reader);
+      reader.leave(outer);
+    } else reader.skipUnknown(tag, 3);
+  }
+  return { index, term, config };
+}
+
+function readClusterConfig(reader: FrameReader): ClusterConfig {
+  const voters: NodeId[] = [];
+  const learners: NodeId[] = [];
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_LEN)) voters.push(reader.string());
+    else if (tag === ((2 << 3) | WIRE_LEN)) learners.push(reader.string());
+    else reader.skipUnknown(tag, 2);
+  }
+  return { voters, learners };
+}
+
+function readInstallSnapshotResponse(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let snapshotIndex = 0;
+  let nextOffset = 0;
+  let done = false;
+  let success = false;
+  while (reader.more()) {
+    const tag = reader.varint();
+    if (tag === ((1 << 3) | WIRE_VARINT)) snapshotIndex = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) nextOffset = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) done = reader.varint() !== 0;
+    else if (tag === ((4 << 3) | WIRE_VARINT)) success = reader.varint() !== 0;
+    else reader.skipUnknown(tag, 4);
+  }
+  const type = MessageType.InstallSnapshotResponse;
+  return { type, from, to, term, snapshotIndex, nextOffset, done, success };
+}
+
+/** A cursor over one buffer; nested messages are entered by narrowing `limit`. */
+class FrameReader {
+  private readonly buf: Buffer;
+  private pos = 0;
+  private limit: number;
+
+  constructor(bytes: Uint8Array) {
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.limit = this.buf.length;
+  }
+
+  more(): boolean {
+    return this.pos < this.limit;
+  }
+
+  position(): number {
+    return this.pos;
+  }
+
+  seek(pos: number): void {
+    this.pos = pos;
+  }
+
+  /** An unsigned varint of at most 10 bytes; throws past 2^53 (never produced by this code). */
+  varint(): number {
+    const buf = this.buf;
+    let pos = this.pos;
+    let result = 0;
+    let scale = 1;
+    for (let i = 0; i < 10; i++) {
+      if (pos >= this.limit) throw new Error('raft codec: truncated varint');
+      const byte = buf[pos++]!;
+      result += (byte & 0x7f) * scale;
+      if (byte < 0x80) {
+        if (result > Number.MAX_SAFE_INTEGER) throw new Error('raft codec: number out of range');
+        this.pos = pos;
+        return result;
+      }
+      scale *= 0x80;
+    }
+    throw new Error('raft codec: varint longer than 10 bytes');
+  }
+
+  lengthPrefix(): number {
+    const length = this.varint();
+    if (length > this.limit - this.pos) throw new Error('raft codec: truncated field');
+    return length;
+  }
+
+  string(): string {
+    const length = this.lengthPrefix();
+    const start = this.pos;
+    this.pos += length;
+    return this.buf.toString('utf8', start, start + length);
+  }
+
+  bytesView(): Uint8Array {
+    const length = this.lengthPrefix();
+    const start = this.pos;
+    this.pos += length;
+    return this.buf.subarray(start, start + length);
+  }
+
+  /** Enters a nested message; returns the outer limit for `leave`. */
+  enter(): number {
+    const length = this.lengthPrefix();
+    const outer = this.limit;
+    this.limit = this.pos + length;
+    return outer;
+  }
+
+  /** Enters the already-checked range [start, end); returns the outer limit for `leave`. */
+  range(start: number, end: number): number {
+    const outer = this.limit;
+    this.pos = start;
+    this.limit = end;
+    return outer;
+  }
+
+  leave(outer: number): void {
+    this.pos = this.limit;
+    this.limit = outer;
+  }
+
+  expect(tag: number, wireType: number): void {
+    if ((tag & 7) !== wireType) throw new Error(`raft codec: field ${tag >>> 3} has wire type ${tag & 7}`);
+  }
+
+  /** Skips a field not matched above: known numbers (<= `knownMax`) had the wrong wire type. */
+  skipUnknown(tag: number, knownMax: number): void {
+    const field = tag >>> 3;
+    if (field >= 1 && field <= knownMax) {
+      throw new Error(`raft codec: field ${field} has wire type ${tag & 7}`);
+    }
+    this.skip(tag & 7);
+  }
+
+  skip(wireType: number): void {
+    switch (wireType) {
+      case WIRE_VARINT:
+        this.varint();
+        return;
+      case WIRE_I64:
+        this.advance(8);
+        return;
+      case WIRE_LEN:
+        this.advance(this.lengthPrefix());
+        return;
+      case WIRE_I32:
+        this.advance(4);
+        return;
+      default:
+        throw new Error(`raft codec: unknown wire type ${wireType}`);
+    }
+  }
+
+  private advance(length: number): void {
+    if (length > this.limit - this.pos) throw new Error('raft codec: truncated field');
+    this.pos += length;
+  }
+}
