@@ -7,6 +7,7 @@ import type { Command, CommandType, MessageRef } from './commands.js';
 import { DEDUP_KEY_BYTES } from './dedup-table.js';
 import type { DeleteMode, SettingsPatch } from './service.js';
 import type { Settings } from './settings.js';
+import { type Plan, resolvePlan } from './plan.js';
 
 const COMMAND_FORMAT_VERSION = 1;
 
@@ -23,6 +24,7 @@ const TYPE_CODES: Readonly<Record<CommandType, number>> = {
   recover: 10,
   ackAndSend: 11,
   expire: 12,
+  setPlan: 13,
 };
 const TYPES_BY_CODE: readonly (CommandType | undefined)[] = (() => {
   const out: (CommandType | undefined)[] = [];
@@ -40,6 +42,8 @@ const PATCH_RATE_NONE = 32;
 const REF_BYTES = 16;
 const SETTINGS_BYTES = 28;
 const PATCH_BYTES_MAX = 1 + 16 + 12;
+/** A plan: 7 fields as float64. */
+const PLAN_BYTES = 7 * 8;
 
 /** Exact encoded size of a command (an upper bound for an update's patch). */
 function encodedSize(command: Command): number {
@@ -64,6 +68,8 @@ function encodedSize(command: Command): number {
       return 2 + REF_BYTES + 9 + dedupKeySize(command.dedupKey) + 4 + command.payload.byteLength;
     case 'expire':
       return 2 + 8 + 12 * command.seqs.length;
+    case 'setPlan':
+      return 2 + PLAN_BYTES;
   }
 }
 
@@ -120,6 +126,9 @@ export function encodeCommand(command: Command): Uint8Array {
         writer.f64(command.seqs[i]!);
         writer.u32(command.gens[i]!);
       }
+      break;
+    case 'setPlan':
+      writePlan(writer, command.plan);
       break;
   }
   return writer.finish();
@@ -194,6 +203,37 @@ function decodeBody(reader: ByteReader, type: CommandType): Command {
       }
       return { type, queueGen, seqs, gens };
     }
+    case 'setPlan':
+      return { type, plan: readPlan(reader) };
+  }
+}
+
+/** A plan in a fixed layout (shared with the snapshot format). */
+export function writePlan(writer: ByteWriter, plan: Plan): void {
+  writer.f64(plan.queuesPerSpoolMax);
+  writer.f64(plan.retentionLimitSeconds);
+  writer.f64(plan.retentionDefaultSeconds);
+  writer.f64(plan.messagesPerSpoolMax);
+  writer.f64(plan.payloadBytesPerSpoolMax);
+  writer.f64(plan.messageSizeMaxBytes);
+  writer.f64(plan.dedupKeysPerSpoolMax);
+}
+
+/** Reads `writePlan` bytes. Throws CodecError for a plan `resolvePlan` refuses. */
+export function readPlan(reader: ByteReader): Plan {
+  const fields = {
+    queuesPerSpoolMax: reader.f64(),
+    retentionLimitSeconds: reader.f64(),
+    retentionDefaultSeconds: reader.f64(),
+    messagesPerSpoolMax: reader.f64(),
+    payloadBytesPerSpoolMax: reader.f64(),
+    messageSizeMaxBytes: reader.f64(),
+    dedupKeysPerSpoolMax: reader.f64(),
+  };
+  try {
+    return resolvePlan(fields);
+  } catch (error) {
+    throw new CodecError(error instanceof Error ? error.message : 'bad plan');
   }
 }
 

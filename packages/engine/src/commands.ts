@@ -4,6 +4,7 @@
 // race (the message moved on) is a deterministic no-op answering `gone` on every replica.
 
 import type { MqError } from './errors.js';
+import type { Plan } from './plan.js';
 import type { DeleteMode, SettingsPatch } from './service.js';
 import type { Settings } from './settings.js';
 
@@ -69,7 +70,17 @@ export interface ExpireCommand {
   readonly gens: readonly number[];
 }
 
+/**
+ * The spool's plan limits from now on (the metadata decided them; the primary logs them so every
+ * replica applies the same caps at the same point of the log).
+ */
+export interface SetPlanCommand {
+  readonly type: 'setPlan';
+  readonly plan: Plan;
+}
+
 export type Command =
+  | SetPlanCommand
   | CreateQueueCommand
   | UpdateQueueCommand
   | DeleteQueueCommand

@@ -2,7 +2,8 @@
 // encoded: a leased message is encoded as what it is in the log (visible), counters and other
 // primary-local state are left out, so two replicas that applied the same log produce identical
 // bytes. Layout (big-endian):
-//   magic "MQSN" | u16 version | f64 lastAppliedAtMs | f64 nextSeq | u32 nextQueueGen |
+//   magic "MQSN" | u16 version | plan (version 2 on: 7 x f64, see writePlan) |
+//   f64 lastAppliedAtMs | f64 nextSeq | u32 nextQueueGen |
 //   u32 queueCount | queues in name order | u32 END
 //   queue: ascii name | u32 gen | f64 createdAtMs | u8 state | settings |
 //          u32 dedupCount | (16B key, f64 seq, f64 expiresAtMs)* |
@@ -10,7 +11,7 @@
 //                              u32 retries, u32 gen, u8 flags, u32 length, payload)*
 
 import { ByteReader, ByteWriter, CodecError } from './bytes.js';
-import { readSettings, writeSettings } from './command-codec.js';
+import { readPlan, readSettings, writePlan, writeSettings } from './command-codec.js';
 import { DEDUP_KEY_BYTES, dedupKeyBytes, dedupKeyString } from './dedup-table.js';
 import { Message, Where } from './message.js';
 import type { Plan } from './plan.js';
@@ -21,7 +22,9 @@ import { effectiveRetentionSeconds } from './settings.js';
 import { SpoolState } from './spool-state.js';
 
 const MAGIC = 0x4d51534e; // "MQSN"
-const SNAPSHOT_VERSION = 1;
+/** Version 2 carries the plan; version 1 (no plan) still decodes, with the caller's plan. */
+const SNAPSHOT_VERSION = 2;
+const SNAPSHOT_VERSION_NO_PLAN = 1;
 const END = 0x454e4421; // "END!"
 const FLAG_FAILED = 1;
 const QUEUE_STATES: readonly QueueState[] = ['active', 'draining', 'deleting'];
@@ -31,6 +34,7 @@ export function encodeSnapshot(state: SpoolState): Uint8Array {
   const writer = new ByteWriter(256 + state.byteCount + state.messageCount * 50);
   writer.u32(MAGIC);
   writer.u16(SNAPSHOT_VERSION);
+  writePlan(writer, state.plan);
   writer.f64(state.lastAppliedAtMs);
   writer.f64(state.nextSeq);
   writer.u32(state.nextQueueGen);
@@ -68,7 +72,8 @@ function writeQueue(writer: ByteWriter, queue: Queue): void {
 }
 
 /**
- * Decodes a snapshot into a fresh state for `plan`, with index structures rebuilt as of the
+ * Decodes a snapshot into a fresh state with the snapshot's plan (`plan` for a version 1
+ * snapshot, which has none), with index structures rebuilt as of the
  * snapshot's last apply time and no primary-local state (call `openPrimary` to serve). Payloads
  * are copied out of `bytes`. Throws `CodecError` on malformed input or a foreign version.
  */
@@ -76,8 +81,10 @@ export function decodeSnapshot(bytes: Uint8Array, plan: Plan): SpoolState {
   const reader = new ByteReader(bytes);
   if (reader.u32() !== MAGIC) throw new CodecError('not a spool snapshot');
   const version = reader.u16();
-  if (version !== SNAPSHOT_VERSION) throw new CodecError(`unsupported snapshot version ${version}`);
-  const state = new SpoolState(plan);
+  if (version !== SNAPSHOT_VERSION && version !== SNAPSHOT_VERSION_NO_PLAN) {
+    throw new CodecError(`unsupported snapshot version ${version}`);
+  }
+  const state = new SpoolState(version === SNAPSHOT_VERSION ? readPlan(reader) : plan);
   state.lastAppliedAtMs = reader.f64();
   state.nextSeq = reader.safeInt();
   state.nextQueueGen = reader.u32();

@@ -8,7 +8,8 @@ import type { Plan } from './plan.js';
 import type { Queue } from './queue.js';
 
 export class SpoolState {
-  readonly plan: Plan;
+  /** Replaced only by an applied setPlan command (or a snapshot). */
+  plan: Plan;
   readonly queues = new Map<string, Queue>();
   readonly queuesByGen = new Map<number, Queue>();
   /** Queue names in byte order (names are ASCII, so UTF-16 order is byte order). */

@@ -14,6 +14,7 @@ import type {
   ExpireCommand,
   MessageRef,
   SendCommand,
+  SetPlanCommand,
   UpdateQueueCommand,
 } from './commands.js';
 import { GONE, OK } from './commands.js';
@@ -65,7 +66,27 @@ export function applyCommand(state: SpoolState, command: Command, atMs: number):
       return applyUpdateQueue(state, command, nowMs);
     case 'deleteQueue':
       return applyDeleteQueue(state, command);
+    case 'setPlan':
+      return applySetPlan(state, command, nowMs);
   }
+}
+
+/**
+ * setPlan: the spool's limits from now on. Stored messages and queues beyond new, lower caps stay
+ * (later appends and creations are refused); every queue's enforced retention is recomputed from
+ * its own setting and the new limit. Result: `ok`.
+ */
+function applySetPlan(state: SpoolState, command: SetPlanCommand, nowMs: number): ApplyResult {
+  state.plan = command.plan;
+  for (const queue of state.queues.values()) {
+    const retentionMs = effectiveRetentionSeconds(queue.settings.retentionSeconds, state.plan) * 1000;
+    if (retentionMs === queue.retentionMs) continue;
+    queue.retentionMs = retentionMs;
+    restoreExpiring(queue);
+  }
+  // Any message may now be due: ask the host to recompute its deadline.
+  state.noteDeadline(nowMs);
+  return OK;
 }
 
 function refused(error: MqError): ApplyResult {

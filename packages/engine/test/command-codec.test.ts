@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CodecError } from '../src/bytes.js';
 import { decodeCommand, encodeCommand } from '../src/command-codec.js';
 import type { Command } from '../src/commands.js';
+import { resolvePlan } from '../src/plan.js';
 
 const u32 = fc.integer({ min: 0, max: 0xffff_ffff });
 const seq = fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER });
@@ -29,8 +30,21 @@ const patch = fc.record(
   { requiredKeys: [] },
 );
 const ref = { queueGen: u32, seq, gen: u32 };
+const cap = fc.integer({ min: 1, max: 2 ** 40 });
+const plan = fc
+  .record({
+    queuesPerSpoolMax: cap,
+    retentionLimitSeconds: fc.integer({ min: 0, max: 2 ** 31 }),
+    retentionDefaultSeconds: fc.integer({ min: 0, max: 2 ** 31 }),
+    messagesPerSpoolMax: cap,
+    payloadBytesPerSpoolMax: fc.integer({ min: 2 ** 40, max: 2 ** 41 }),
+    messageSizeMaxBytes: cap,
+    dedupKeysPerSpoolMax: cap,
+  })
+  .map((fields) => resolvePlan(fields));
 
 const command: fc.Arbitrary<Command> = fc.oneof(
+  fc.record({ type: fc.constant('setPlan' as const), plan }),
   fc.record({ type: fc.constant('createQueue' as const), name, settings }),
   fc.record({ type: fc.constant('updateQueue' as const), queueGen: u32, change: patch }),
   fc.record({ type: fc.constant('deleteQueue' as const), queueGen: u32, mode: fc.constantFrom('force' as const, 'drain' as const) }),

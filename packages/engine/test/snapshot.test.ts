@@ -63,6 +63,15 @@ describe('snapshot', () => {
     expect(() => decodeSnapshot(new Uint8Array([...bytes, 1]), DEFAULT_PLAN)).toThrow(CodecError);
   });
 
+  it('carries the plan set by setPlan; a restored engine enforces it', () => {
+    const engine = populated();
+    const plan = { ...DEFAULT_PLAN, queuesPerSpoolMax: 2, retentionLimitSeconds: 3600 };
+    expect(engine.apply({ type: 'setPlan', plan }, T0 + 4).kind).toBe('ok');
+    const restored = decodeSnapshot(encodeSnapshot(engine.state), DEFAULT_PLAN);
+    expect(restored.plan).toEqual(plan);
+    expect(encodeSnapshot(restored)).toEqual(encodeSnapshot(engine.state));
+  });
+
   it('an empty spool round-trips', () => {
     const engine = new SpoolEngine();
     const restored = SpoolEngine.fromSnapshot(engine.snapshot());

@@ -553,3 +553,25 @@ describe('on a replica (no leases)', () => {
     expect(counts(primary, pq, T0 + 1)).toMatchObject({ total: 3, visible: 1, delayed: 1, failed: 1, pending: 0 });
   });
 });
+
+describe('setPlan', () => {
+  it('caps later creations and appends, keeps what is stored, bounds retention at once', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q', { retentionSeconds: 0 });
+    send(engine, q, T0);
+    send(engine, q, T0);
+    expect(q.retentionMs).toBe(14 * 24 * 3600 * 1000);
+    const plan = { ...engine.plan, queuesPerSpoolMax: 1, messagesPerSpoolMax: 2, retentionLimitSeconds: 600 };
+    expect(engine.apply({ type: 'setPlan', plan }, T0 + 1)).toEqual({ kind: 'ok' });
+    expect(engine.plan).toEqual(plan);
+    expect(q.retentionMs).toBe(600_000);
+    expect(engine.queueView(q).settings.effectiveRetentionSeconds).toBe(600);
+    expect(counts(engine, q, T0 + 1).total).toBe(2);
+    const settings = resolveSettings({}, engine.plan);
+    if (settings instanceof MqError) throw settings;
+    expect(refusedKind(engine.apply({ type: 'createQueue', name: 'r', settings }, T0 + 2))).toBe('queue_limit');
+    const sent = engine.apply({ type: 'send', queueGen: q.gen, delayMs: 0, dedupKey: null, payload: new Uint8Array(1) }, T0 + 3);
+    expect(refusedKind(sent)).toBe('spool_full');
+    expect(refusedKind(engine.apply({ type: 'updateQueue', queueGen: q.gen, change: { retentionSeconds: 601 } }, T0 + 4))).toBe('retention_limit');
+  });
+});
