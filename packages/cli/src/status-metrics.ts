@@ -1,10 +1,12 @@
 // Prometheus text for what a process knows beyond its HTTP requests: a member's Raft groups and
-// spool replicas (from Member.status()), and a gateway's links to members (from
-// RemoteSpoolService.metrics()). Appended to the gateway's own /metrics through `metricsExtra`.
-// Labels come from member ids and spool names, both bounded by the cluster's shape.
+// spool replicas (from Member.status()), its storage engine's write and fsync counters (from
+// Member.storageStats()), and a gateway's links to members (from RemoteSpoolService.metrics()).
+// Appended to the gateway's own /metrics through `metricsExtra`. Labels come from member ids and
+// spool names, both bounded by the cluster's shape.
 
 import type { MemberMetrics, RemoteServiceMetrics } from '@mq/gateway';
 import type { MemberStatus, SpoolReplicaStatus } from '@mq/member';
+import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
 
 type Labels = Readonly<Record<string, string>>;
 type MetricType = 'gauge' | 'counter';
@@ -37,6 +39,30 @@ class Families {
       const point = of(row);
       if (point !== null) this.lines.push(sample(name, point[0], point[1]));
     }
+  }
+
+  /**
+   * One histogram: cumulative `_bucket` samples for each upper bound and `+Inf`, then `_sum` and
+   * `_count`. `counts[i]` counts observations in (bounds[i-1], bounds[i]] (not cumulative); the
+   * last count, past the last bound, goes to `+Inf` only.
+   */
+  histogram(
+    name: string,
+    help: string,
+    labels: Labels,
+    bounds: readonly number[],
+    counts: readonly number[],
+    sum: number,
+  ): void {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+    let cumulative = 0;
+    for (const [i, bound] of bounds.entries()) {
+      cumulative += counts[i] ?? 0;
+      this.lines.push(sample(`${name}_bucket`, { ...labels, le: String(bound) }, cumulative));
+    }
+    for (let i = bounds.length; i < counts.length; i++) cumulative += counts[i] ?? 0;
+    this.lines.push(sample(`${name}_bucket`, { ...labels, le: '+Inf' }, cumulative));
+    this.lines.push(sample(`${name}_sum`, labels, sum), sample(`${name}_count`, labels, cumulative));
   }
 
   text(): string {
@@ -77,12 +103,51 @@ const SPOOL_METRICS: readonly (readonly [
   ['mq_member_spool_failed', 'gauge', 'Stopped on a storage failure.', (s) => s.failure !== null],
 ];
 
+/** Storage counters and gauges of a member (one engine shared by all its groups). */
+const STORAGE_METRICS: readonly (readonly [
+  string,
+  MetricType,
+  string,
+  (stats: StorageStats) => number,
+])[] = [
+  ['mq_member_storage_fsyncs_total', 'counter', 'Synced batches written (one fsync each).', (s) => s.fsyncs],
+  [
+    'mq_member_storage_batches_total',
+    'counter',
+    'Batches written, synced or not (only commit-index changes go unsynced).',
+    (s) => s.fsyncs + s.writesUnsynced,
+  ],
+  [
+    'mq_member_storage_calls_written_total',
+    'counter',
+    'Storage calls (save, snapshot, compact, destroy) written.',
+    (s) => s.callsWritten,
+  ],
+  ['mq_member_storage_entries_written_total', 'counter', 'Raft log entries made durable.', (s) => s.entriesWritten],
+  ['mq_member_storage_bytes_written_total', 'counter', 'Encoded bytes written.', (s) => s.bytesWritten],
+  ['mq_member_storage_snapshots_written_total', 'counter', 'Snapshot files written.', (s) => s.snapshotsWritten],
+  [
+    'mq_member_storage_torn_entries_dropped_total',
+    'counter',
+    'Log entries dropped on load (bad checksum or a gap).',
+    (s) => s.tornEntriesDropped,
+  ],
+  ['mq_member_storage_pending_bytes', 'gauge', 'Bytes staged, not yet durable.', (s) => s.pendingBytes],
+  ['mq_member_storage_pending_calls', 'gauge', 'Calls staged, not yet durable.', (s) => s.pendingCalls],
+  ['mq_member_storage_batch_bytes_max', 'gauge', 'Most bytes in one batch so far.', (s) => s.batchBytesMax],
+];
+
 /**
  * A member's state: whether it is ready and initialized, each Raft group's role, term, leader and
- * indexes, and for each spool replica whether this member is its serving primary (the harness
- * finds primaries with `mq_member_spool_serving`).
+ * indexes, for each spool replica whether this member is its serving primary (the harness finds
+ * primaries with `mq_member_spool_serving`), and when `storage` is given its storage engine's
+ * fsyncs, entries and bytes written and fsync latencies (`mq_member_storage_*`).
  */
-export function renderMemberMetrics(status: MemberStatus, ready: boolean): string {
+export function renderMemberMetrics(
+  status: MemberStatus,
+  ready: boolean,
+  storage: StorageStats | null = null,
+): string {
   const out = new Families();
   const self = { member: status.id };
   const one = [status];
@@ -108,6 +173,19 @@ export function renderMemberMetrics(status: MemberStatus, ready: boolean): strin
       { ...self, spool: s.spool, group: s.group },
       value(s),
     ]);
+  }
+  if (storage !== null) {
+    for (const [name, type, help, value] of STORAGE_METRICS) {
+      out.add(name, type, help, [storage], (s) => [self, value(s)]);
+    }
+    out.histogram(
+      'mq_member_storage_fsync_seconds',
+      'Latency of writing and syncing one batch.',
+      self,
+      FSYNC_BUCKET_BOUNDS_MS.map((ms) => ms / 1000),
+      storage.fsyncMsHistogram,
+      storage.fsyncMsTotal / 1000,
+    );
   }
   return out.text();
 }

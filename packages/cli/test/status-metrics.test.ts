@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { MemberStatus } from '@mq/member';
-import type { RaftNodeStatus } from '@mq/raft';
+import { FSYNC_BUCKET_BOUNDS_MS, type RaftNodeStatus, type StorageStats } from '@mq/raft';
 import { renderMemberMetrics, renderRemoteMetrics } from '../src/index.js';
 
-const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.]+$/;
+const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.]+(e[-+]?[0-9]+)?$/;
 
 function expectPrometheusText(text: string): void {
   expect(text.endsWith('\n')).toBe(true);
@@ -68,6 +68,61 @@ describe('renderMemberMetrics', () => {
     expectPrometheusText(text);
     expect(text).not.toContain('mq_member_raft_leader{');
     expect(text).toContain('mq_member_ready{member="n1"} 1\n');
+  });
+});
+
+describe('renderMemberMetrics storage', () => {
+  const histogram = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
+  histogram[0] = 2; // <= 0.25 ms
+  histogram[3] = 5; // (1, 2] ms
+  histogram[FSYNC_BUCKET_BOUNDS_MS.length] = 1; // > 1024 ms
+  const storage: StorageStats = {
+    fsyncs: 8,
+    callsWritten: 30,
+    writesUnsynced: 4,
+    entriesWritten: 120,
+    bytesWritten: 65_536,
+    batchCallsLast: 3,
+    batchCallsMax: 9,
+    batchBytesLast: 512,
+    batchBytesMax: 8_192,
+    fsyncMsLast: 1.5,
+    fsyncMsMax: 1_500,
+    fsyncMsTotal: 1_508.5,
+    fsyncMsHistogram: histogram,
+    pendingBytes: 100,
+    pendingCalls: 2,
+    snapshotsWritten: 1,
+    tornEntriesDropped: 0,
+  };
+
+  it('exports the engine counters, gauges and a cumulative fsync latency histogram', () => {
+    const text = renderMemberMetrics(status, true, storage);
+    expectPrometheusText(text);
+    expect(text).toContain('# TYPE mq_member_storage_fsyncs_total counter\n');
+    expect(text).toContain('mq_member_storage_fsyncs_total{member="n1"} 8\n');
+    expect(text).toContain('mq_member_storage_batches_total{member="n1"} 12\n');
+    expect(text).toContain('mq_member_storage_calls_written_total{member="n1"} 30\n');
+    expect(text).toContain('mq_member_storage_entries_written_total{member="n1"} 120\n');
+    expect(text).toContain('mq_member_storage_bytes_written_total{member="n1"} 65536\n');
+    expect(text).toContain('mq_member_storage_snapshots_written_total{member="n1"} 1\n');
+    expect(text).toContain('mq_member_storage_pending_bytes{member="n1"} 100\n');
+    expect(text).toContain('# TYPE mq_member_storage_fsync_seconds histogram\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_bucket{member="n1",le="0.00025"} 2\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_bucket{member="n1",le="0.001"} 2\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_bucket{member="n1",le="0.002"} 7\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_bucket{member="n1",le="1.024"} 7\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_bucket{member="n1",le="+Inf"} 8\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_sum{member="n1"} 1.5085\n');
+    expect(text).toContain('mq_member_storage_fsync_seconds_count{member="n1"} 8\n');
+    const buckets = [...text.matchAll(/^mq_member_storage_fsync_seconds_bucket\{[^}]*\} (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(buckets).toHaveLength(FSYNC_BUCKET_BOUNDS_MS.length + 1);
+    expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
+  });
+
+  it('leaves the storage families out when the member has no engine stats', () => {
+    expect(renderMemberMetrics(status, true)).not.toContain('mq_member_storage_');
+    expect(renderMemberMetrics(status, true, null)).not.toContain('mq_member_storage_');
   });
 });
 

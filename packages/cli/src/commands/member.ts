@@ -161,7 +161,7 @@ export async function startMember(
       host: options.host,
       port: options.port,
       metricsExtra: () =>
-        renderMemberMetrics(member.status(), member.service.ready()) +
+        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
       ...gatewayLogOptions(logger),
     });

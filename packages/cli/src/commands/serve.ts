@@ -92,7 +92,8 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     server = await startHttpServer(member.service, {
       host: options.host,
       port: options.port,
-      metricsExtra: () => renderMemberMetrics(member.status(), member.service.ready()),
+      metricsExtra: () =>
+        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {

@@ -72,6 +72,52 @@ describe('startServe', () => {
     }
   });
 
+  it('exports storage counters on /metrics that move with durable writes', async () => {
+    const server = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0 });
+    try {
+      const metricsUrl = server.baseUrl.replace(/\/v1$/, '/metrics');
+      const scrape = async (): Promise<Map<string, number>> => {
+        const text = await (await fetch(metricsUrl)).text();
+        const values = new Map<string, number>();
+        for (const m of text.matchAll(/^(mq_member_storage_[a-z_]+)\{member="n1"\} (\S+)$/gm)) values.set(m[1]!, Number(m[2]));
+        for (const m of text.matchAll(/^mq_member_storage_fsync_seconds_bucket\{member="n1",le="\+Inf"\} (\S+)$/gm)) {
+          values.set('fsync_seconds_bucket_inf', Number(m[1]));
+        }
+        return values;
+      };
+      expect((await fetch(`${server.baseUrl}/spools/default/queues/jobs`, { method: 'PUT', headers: auth })).status).toBe(201);
+      const before = await scrape();
+      for (const name of [
+        'mq_member_storage_fsyncs_total',
+        'mq_member_storage_batches_total',
+        'mq_member_storage_entries_written_total',
+        'mq_member_storage_bytes_written_total',
+        'mq_member_storage_fsync_seconds_count',
+        'mq_member_storage_fsync_seconds_sum',
+      ]) {
+        expect(before.has(name), name).toBe(true);
+      }
+      const body = 'x'.repeat(1000);
+      for (let i = 0; i < 5; i += 1) {
+        const sent = await fetch(`${server.baseUrl}/spools/default/queues/jobs/send`, { method: 'POST', headers: auth, body });
+        expect(sent.status).toBe(201);
+      }
+      const after = await scrape();
+      const grew = (name: string): number => after.get(name)! - before.get(name)!;
+      // Each answered send was made durable first: at least one fsync and one entry per send
+      // when they come one at a time, and at least the payload bytes.
+      expect(grew('mq_member_storage_fsyncs_total')).toBeGreaterThanOrEqual(5);
+      expect(grew('mq_member_storage_entries_written_total')).toBeGreaterThanOrEqual(5);
+      expect(grew('mq_member_storage_bytes_written_total')).toBeGreaterThanOrEqual(5 * 1000);
+      expect(grew('mq_member_storage_batches_total')).toBeGreaterThanOrEqual(grew('mq_member_storage_fsyncs_total'));
+      expect(after.get('mq_member_storage_fsync_seconds_count')).toBe(after.get('mq_member_storage_fsyncs_total'));
+      expect(after.get('fsync_seconds_bucket_inf')).toBe(after.get('mq_member_storage_fsyncs_total'));
+      expect(grew('mq_member_storage_fsync_seconds_sum')).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('rejects when the port is taken, leaving the data directory usable', async () => {
     const dataDir = await tempDir();
     const first = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0 });

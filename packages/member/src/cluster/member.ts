@@ -19,6 +19,7 @@ import {
   LevelStorageEngine,
   type RaftNodeStatus,
   type StorageEngine,
+  type StorageStats,
   type Transport,
 } from '@mq/raft';
 import type * as grpc from '@grpc/grpc-js';
@@ -231,6 +232,17 @@ export class Member {
       meta: this.meta.status(),
       spools: [...this.replicas.values()].map((replica) => replica.status()),
     };
+  }
+
+  /**
+   * The storage engine's counters (fsyncs, entries and bytes written, fsync latencies), shared by
+   * every group this member hosts; null before the engine is open or when an engine passed in the
+   * options keeps none (the engines of @mq/raft all do).
+   */
+  storageStats(): StorageStats | null {
+    type WithStats = StorageEngine & { stats?: () => StorageStats };
+    const engine = this.storageValue as WithStats | undefined;
+    return typeof engine?.stats === 'function' ? engine.stats() : null;
   }
 
   /**
