@@ -1,23 +1,49 @@
 // Commands of the metadata group (`meta`) and their binary form: one version byte, one type byte,
 // then the fields in a fixed order (see meta-bytes.ts). No JSON.
 
+import { type Plan, resolvePlan } from '@mq/engine';
 import { MetaCodecError, MetaReader, MetaWriter } from './meta-bytes.js';
 
 /** Bytes of the cluster secret (HMAC key of tokens and cursors on every member). */
 export const CLUSTER_SECRET_BYTES = 32;
 /** Bytes of a stored API key hash (sha256). */
 export const KEY_HASH_BYTES = 32;
+/** Accounts a cluster holds. */
+export const ACCOUNTS_MAX = 10_000;
+/** API keys a cluster holds, and a single account. */
+export const KEYS_MAX = 100_000;
+export const KEYS_PER_ACCOUNT_MAX = 100;
+/** Spools an account may own (its `default` included). */
+export const SPOOLS_PER_ACCOUNT_MAX = 100;
+/** Named plans a cluster holds. */
+export const PLANS_MAX = 100;
+/** Account ids: like spool names, without `:` (the spool identity is `<account>/<spool>`). */
+export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9_-]{1,63}$/;
+/** Plan names. */
+export const PLAN_NAME_PATTERN = /^[A-Za-z0-9_-]{1,63}$/;
+/** Separates the account from the spool name in a spool's cluster identity. */
+export const ACCOUNT_SPOOL_SEPARATOR = '/';
+/** The plan every cluster has from its first entry, and new accounts get unless told otherwise. */
+export const DEFAULT_PLAN_NAME = 'default';
 
 export type AccountState = 'active' | 'suspended' | 'blocked';
 
-/** An account (filled in by the accounts issue; the table exists and replicates now). */
+/**
+ * An account's plan: the spool limits the engine enforces (logged into each of its spools) and
+ * the request rate the gateways enforce. `requestsPerSecond` 0 means no cap.
+ */
+export interface AccountPlan extends Plan {
+  /** Sustained requests a second, 0 = no cap. */
+  readonly requestsPerSecond: number;
+  /** Requests an idle account may make at once (>= 1 when capped). */
+  readonly requestBurst: number;
+}
+
 export interface AccountRecord {
   readonly id: string;
   readonly state: AccountState;
-  /** Name of the account's plan. */
+  /** Name of the account's plan (a key of the plans table). */
   readonly plan: string;
-  /** Spools the account owns. */
-  readonly spools: readonly string[];
 }
 
 /** An API key, stored hashed. */
@@ -32,6 +58,22 @@ export interface KeyRecord {
 export interface SpoolRecord {
   readonly name: string;
   readonly replicas: readonly string[];
+}
+
+/** The cluster identity of an account's spool: `<account>/<spool>`. */
+export function accountSpool(accountId: string, spool: string): string {
+  return `${accountId}${ACCOUNT_SPOOL_SEPARATOR}${spool}`;
+}
+
+/** The account owning a spool identity, or null for a spool outside every account. */
+export function spoolAccount(spool: string): string | null {
+  const at = spool.indexOf(ACCOUNT_SPOOL_SEPARATOR);
+  return at < 0 ? null : spool.slice(0, at);
+}
+
+/** The public id of a key: the first 8 bytes of its hash in hex (names it in the admin API). */
+export function keyIdOf(hash: Uint8Array): string {
+  return Buffer.from(hash.buffer, hash.byteOffset, 8).toString('hex');
 }
 
 /**
@@ -57,9 +99,30 @@ export interface DeleteSpoolCommand {
   readonly name: string;
 }
 
+/** Changes an existing account's state or plan. */
 export interface PutAccountCommand {
   readonly type: 'putAccount';
   readonly account: AccountRecord;
+}
+
+/** A new account with its `default` spool placed on `replicas`. */
+export interface CreateAccountCommand {
+  readonly type: 'createAccount';
+  readonly account: AccountRecord;
+  readonly defaultReplicas: readonly string[];
+}
+
+export interface SetKeyBlockedCommand {
+  readonly type: 'setKeyBlocked';
+  readonly hash: Uint8Array;
+  readonly blocked: boolean;
+}
+
+/** Creates or replaces a named plan. */
+export interface PutPlanCommand {
+  readonly type: 'putPlan';
+  readonly name: string;
+  readonly plan: AccountPlan;
 }
 
 export interface PutKeyCommand {
@@ -78,14 +141,19 @@ export type MetaCommand =
   | DeleteSpoolCommand
   | PutAccountCommand
   | PutKeyCommand
-  | DeleteKeyCommand;
+  | DeleteKeyCommand
+  | CreateAccountCommand
+  | SetKeyBlockedCommand
+  | PutPlanCommand;
 
 /** What applying a metadata command did; deterministic on every replica. */
 export type MetaResult =
   | { readonly kind: 'ok' }
   | { readonly kind: 'exists' }
   | { readonly kind: 'not_found' }
-  | { readonly kind: 'not_initialized' };
+  | { readonly kind: 'not_initialized' }
+  /** A table bound (ACCOUNTS_MAX, KEYS_MAX, ...) refuses the command; `what` names it. */
+  | { readonly kind: 'limit'; readonly what: string };
 
 const FORMAT_VERSION = 1;
 const TYPE_CODES: Readonly<Record<MetaCommand['type'], number>> = {
@@ -95,6 +163,9 @@ const TYPE_CODES: Readonly<Record<MetaCommand['type'], number>> = {
   putAccount: 4,
   putKey: 5,
   deleteKey: 6,
+  createAccount: 7,
+  setKeyBlocked: 8,
+  putPlan: 9,
 };
 const ACCOUNT_STATES: readonly AccountState[] = ['active', 'suspended', 'blocked'];
 
@@ -124,6 +195,18 @@ export function encodeMetaCommand(command: MetaCommand): Uint8Array {
       break;
     case 'deleteKey':
       writer.bytes(command.hash);
+      break;
+    case 'createAccount':
+      writeAccount(writer, command.account);
+      writer.strings(command.defaultReplicas);
+      break;
+    case 'setKeyBlocked':
+      writer.bytes(command.hash);
+      writer.u8(command.blocked ? 1 : 0);
+      break;
+    case 'putPlan':
+      writer.string(command.name);
+      writePlan(writer, command.plan);
       break;
   }
   return writer.finish();
@@ -159,6 +242,12 @@ function readCommand(reader: MetaReader, code: number): MetaCommand {
       return { type: 'putKey', key: readKey(reader) };
     case TYPE_CODES.deleteKey:
       return { type: 'deleteKey', hash: readHash(reader) };
+    case TYPE_CODES.createAccount:
+      return { type: 'createAccount', account: readAccount(reader), defaultReplicas: reader.strings() };
+    case TYPE_CODES.setKeyBlocked:
+      return { type: 'setKeyBlocked', hash: readHash(reader), blocked: readFlag(reader) };
+    case TYPE_CODES.putPlan:
+      return { type: 'putPlan', name: reader.string(), plan: readPlan(reader) };
     default:
       throw new MetaCodecError(`unknown command type ${code}`);
   }
@@ -179,14 +268,70 @@ export function writeAccount(writer: MetaWriter, account: AccountRecord): void {
   writer.string(account.id);
   writer.u8(state);
   writer.string(account.plan);
-  writer.strings(account.spools);
 }
 
 export function readAccount(reader: MetaReader): AccountRecord {
   const id = reader.string();
   const state = ACCOUNT_STATES[reader.u8()];
   if (state === undefined) throw new MetaCodecError('unknown account state');
-  return { id, state, plan: reader.string(), spools: reader.strings() };
+  return { id, state, plan: reader.string() };
+}
+
+const PLAN_FIELDS = [
+  'queuesPerSpoolMax',
+  'retentionLimitSeconds',
+  'retentionDefaultSeconds',
+  'messagesPerSpoolMax',
+  'payloadBytesPerSpoolMax',
+  'messageSizeMaxBytes',
+  'dedupKeysPerSpoolMax',
+  'requestsPerSecond',
+  'requestBurst',
+] as const;
+
+export function writePlan(writer: MetaWriter, plan: AccountPlan): void {
+  for (const field of PLAN_FIELDS) writer.f64(plan[field]);
+}
+
+/** Reads `writePlan` bytes; throws MetaCodecError for a plan `resolveAccountPlan` refuses. */
+export function readPlan(reader: MetaReader): AccountPlan {
+  const fields: Record<string, number> = {};
+  for (const field of PLAN_FIELDS) fields[field] = reader.f64();
+  try {
+    return resolveAccountPlan(fields as Partial<AccountPlan>);
+  } catch (error) {
+    throw new MetaCodecError(error instanceof Error ? error.message : 'bad plan');
+  }
+}
+
+/** Requests a second a plan may allow (a gateway's token bucket holds numbers this size). */
+export const REQUESTS_PER_SECOND_LIMIT = 1_000_000;
+
+/**
+ * The engine's DEFAULT_PLAN with no request cap, overridden by `partial`. Throws Error for limits
+ * `resolvePlan` refuses, or a request rate or burst that is not an integer in
+ * 0..REQUESTS_PER_SECOND_LIMIT (burst >= 1 when the rate is capped).
+ */
+export function resolveAccountPlan(partial: Partial<AccountPlan> = {}): AccountPlan {
+  const { requestsPerSecond = 0, requestBurst, ...limits } = partial;
+  const plan = resolvePlan(limits);
+  const burst = requestBurst ?? requestsPerSecond;
+  for (const [name, value] of [
+    ['requestsPerSecond', requestsPerSecond],
+    ['requestBurst', burst],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 0 || value > REQUESTS_PER_SECOND_LIMIT) {
+      throw new Error(`plan: ${name} must be an integer in 0..${REQUESTS_PER_SECOND_LIMIT}`);
+    }
+  }
+  if (requestsPerSecond > 0 && burst < 1) throw new Error('plan: requestBurst must be at least 1');
+  return Object.freeze({ ...plan, requestsPerSecond, requestBurst: burst });
+}
+
+/** The engine limits of an account plan (what a spool's setPlan carries). */
+export function spoolPlanOf(plan: AccountPlan): Plan {
+  const { requestsPerSecond: _rate, requestBurst: _burst, ...limits } = plan;
+  return resolvePlan(limits);
 }
 
 export function writeKey(writer: MetaWriter, key: KeyRecord): void {
@@ -198,9 +343,13 @@ export function writeKey(writer: MetaWriter, key: KeyRecord): void {
 export function readKey(reader: MetaReader): KeyRecord {
   const hash = readHash(reader);
   const accountId = reader.string();
-  const blocked = reader.u8();
-  if (blocked > 1) throw new MetaCodecError('bad flag');
-  return { hash, accountId, blocked: blocked === 1 };
+  return { hash, accountId, blocked: readFlag(reader) };
+}
+
+function readFlag(reader: MetaReader): boolean {
+  const flag = reader.u8();
+  if (flag > 1) throw new MetaCodecError('bad flag');
+  return flag === 1;
 }
 
 function readHash(reader: MetaReader): Uint8Array {

@@ -5,8 +5,21 @@
 import { assert } from '@mq/engine';
 import { MetaCodecError, MetaReader, MetaWriter } from './meta-bytes.js';
 import {
+  ACCOUNTS_MAX,
+  type AccountPlan,
   type AccountRecord,
   CLUSTER_SECRET_BYTES,
+  type CreateAccountCommand,
+  DEFAULT_PLAN_NAME,
+  KEYS_MAX,
+  KEYS_PER_ACCOUNT_MAX,
+  PLANS_MAX,
+  SPOOLS_PER_ACCOUNT_MAX,
+  accountSpool,
+  readPlan,
+  resolveAccountPlan,
+  spoolAccount,
+  writePlan,
   type InitCommand,
   type KeyRecord,
   type MetaCommand,
@@ -26,7 +39,9 @@ const NOT_FOUND: MetaResult = Object.freeze({ kind: 'not_found' });
 const NOT_INITIALIZED: MetaResult = Object.freeze({ kind: 'not_initialized' });
 
 const MAGIC = 0x4d514d54; // "MQMT"
-const SNAPSHOT_VERSION = 1;
+/** Version 2 added the plans table and dropped the accounts' spool lists (derived now). */
+const SNAPSHOT_VERSION = 2;
+const SNAPSHOT_VERSION_FIRST = 1;
 const END = 0x454e4421; // "END!"
 
 /**
@@ -49,36 +64,109 @@ export class MetaState {
   readonly accounts = new Map<string, AccountRecord>();
   /** By the hex of the key hash. */
   readonly keys = new Map<string, KeyRecord>();
+  /** Named plans; `default` always exists (the engine's defaults, no request cap). */
+  readonly plans = new Map<string, AccountPlan>([[DEFAULT_PLAN_NAME, resolveAccountPlan()]]);
+  /** Keys and spools per account (derived from the tables, kept in step by apply). */
+  private readonly keyCounts = new Map<string, number>();
+  private readonly spoolCounts = new Map<string, number>();
 
   get initialized(): boolean {
     return this.secret !== null;
   }
 
   /**
-   * Applies one command. Results: `ok`; `exists` (init after the first, a spool name taken);
-   * `not_found` (delete of an unknown spool or key, a key for an unknown account);
-   * `not_initialized` (anything but init before init).
+   * Applies one command. Results: `ok`; `exists` (init after the first, a spool, account or key
+   * taken); `not_found` (delete of an unknown spool or key; a key, spool or account change for an
+   * unknown account; an unknown plan); `limit` (a table bound); `not_initialized` (anything but
+   * init before init).
    */
   apply(command: MetaCommand): MetaResult {
     if (command.type === 'init') return this.init(command);
     if (!this.initialized) return NOT_INITIALIZED;
     switch (command.type) {
       case 'createSpool':
-        if (this.spools.has(command.name)) return EXISTS;
-        this.place(command);
+        return this.createSpool(command);
+      case 'deleteSpool': {
+        if (!this.spools.delete(command.name)) return NOT_FOUND;
+        const account = spoolAccount(command.name);
+        if (account !== null) bump(this.spoolCounts, account, -1);
         return OK;
-      case 'deleteSpool':
-        return this.spools.delete(command.name) ? OK : NOT_FOUND;
-      case 'putAccount':
-        this.accounts.set(command.account.id, command.account);
+      }
+      case 'createAccount':
+        return this.createAccount(command);
+      case 'putAccount': {
+        const account = command.account;
+        if (!this.accounts.has(account.id) || !this.plans.has(account.plan)) return NOT_FOUND;
+        this.accounts.set(account.id, account);
         return OK;
-      case 'putKey':
-        if (!this.accounts.has(command.key.accountId)) return NOT_FOUND;
-        this.keys.set(hex(command.key.hash), command.key);
+      }
+      case 'putKey': {
+        const key = command.key;
+        if (!this.accounts.has(key.accountId)) return NOT_FOUND;
+        const id = hex(key.hash);
+        if (this.keys.has(id)) return EXISTS;
+        if (this.keys.size >= KEYS_MAX) return limit('keys');
+        if ((this.keyCounts.get(key.accountId) ?? 0) >= KEYS_PER_ACCOUNT_MAX) {
+          return limit('keys per account');
+        }
+        this.keys.set(id, key);
+        bump(this.keyCounts, key.accountId, 1);
         return OK;
-      case 'deleteKey':
-        return this.keys.delete(hex(command.hash)) ? OK : NOT_FOUND;
+      }
+      case 'setKeyBlocked': {
+        const id = hex(command.hash);
+        const key = this.keys.get(id);
+        if (key === undefined) return NOT_FOUND;
+        this.keys.set(id, { ...key, blocked: command.blocked });
+        return OK;
+      }
+      case 'deleteKey': {
+        const id = hex(command.hash);
+        const key = this.keys.get(id);
+        if (key === undefined) return NOT_FOUND;
+        this.keys.delete(id);
+        bump(this.keyCounts, key.accountId, -1);
+        return OK;
+      }
+      case 'putPlan':
+        if (!this.plans.has(command.name) && this.plans.size >= PLANS_MAX) return limit('plans');
+        this.plans.set(command.name, command.plan);
+        return OK;
     }
+  }
+
+  /** The plan of the account owning `spool`; null for a spool outside every account. */
+  planOfSpool(spool: string): AccountPlan | null {
+    const accountId = spoolAccount(spool);
+    if (accountId === null) return null;
+    const account = this.accounts.get(accountId);
+    return account === undefined ? null : (this.plans.get(account.plan) ?? null);
+  }
+
+  private createSpool(spool: SpoolRecord): MetaResult {
+    if (this.spools.has(spool.name)) return EXISTS;
+    const account = spoolAccount(spool.name);
+    if (account !== null) {
+      if (!this.accounts.has(account)) return NOT_FOUND;
+      if ((this.spoolCounts.get(account) ?? 0) >= SPOOLS_PER_ACCOUNT_MAX) {
+        return limit('spools per account');
+      }
+      bump(this.spoolCounts, account, 1);
+    }
+    this.place(spool);
+    return OK;
+  }
+
+  private createAccount(command: CreateAccountCommand): MetaResult {
+    const account = command.account;
+    if (this.accounts.has(account.id)) return EXISTS;
+    if (!this.plans.has(account.plan)) return NOT_FOUND;
+    if (this.accounts.size >= ACCOUNTS_MAX) return limit('accounts');
+    this.accounts.set(account.id, account);
+    // Accounts are never deleted, so `<id>/default` cannot exist yet; were it there, the
+    // account would simply own it.
+    this.createSpool({ name: accountSpool(account.id, 'default'), replicas: command.defaultReplicas });
+    return OK;
   }
 
   private init(command: InitCommand): MetaResult {
@@ -117,6 +205,12 @@ export class MetaState {
     const keys = sortedValues(this.keys);
     writer.u32(keys.length);
     for (const key of keys) writeKey(writer, key);
+    const planNames = [...this.plans.keys()].sort();
+    writer.u32(planNames.length);
+    for (const name of planNames) {
+      writer.string(name);
+      writePlan(writer, this.plans.get(name)!);
+    }
     writer.u32(END);
     return writer.finish();
   }
@@ -126,7 +220,9 @@ export class MetaState {
     const reader = new MetaReader(data);
     if (reader.u32() !== MAGIC) throw new MetaCodecError('not a metadata snapshot');
     const version = reader.u16();
-    if (version !== SNAPSHOT_VERSION) throw new MetaCodecError(`unsupported version ${version}`);
+    if (version !== SNAPSHOT_VERSION && version !== SNAPSHOT_VERSION_FIRST) {
+      throw new MetaCodecError(`unsupported version ${version}`);
+    }
     const state = new MetaState();
     const secret = reader.bytes();
     if (secret.byteLength !== 0 && secret.byteLength !== CLUSTER_SECRET_BYTES) {
@@ -139,14 +235,21 @@ export class MetaState {
       const spool = { ...readSpool(reader), gen: reader.u32() };
       if (spool.gen < 1 || spool.gen >= state.nextSpoolGen) throw new MetaCodecError('spool gen');
       state.spools.set(spool.name, spool);
+      const account = spoolAccount(spool.name);
+      if (account !== null) bump(state.spoolCounts, account, 1);
     }
     for (let i = reader.u32(); i > 0; i--) {
       const account = readAccount(reader);
+      if (version === SNAPSHOT_VERSION_FIRST) reader.strings(); // the old spool list
       state.accounts.set(account.id, account);
     }
     for (let i = reader.u32(); i > 0; i--) {
       const key = readKey(reader);
       state.keys.set(hex(key.hash), key);
+      bump(state.keyCounts, key.accountId, 1);
+    }
+    if (version === SNAPSHOT_VERSION) {
+      for (let i = reader.u32(); i > 0; i--) state.plans.set(reader.string(), readPlan(reader));
     }
     if (reader.u32() !== END) throw new MetaCodecError('missing end marker');
     reader.end();
@@ -158,6 +261,17 @@ function sortedValues<T>(map: ReadonlyMap<string, T>): T[] {
   return [...map.keys()].sort().map((key) => map.get(key)!);
 }
 
-function hex(bytes: Uint8Array): string {
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next === 0) counts.delete(key);
+  else counts.set(key, next);
+}
+
+function limit(what: string): MetaResult {
+  return { kind: 'limit', what };
+}
+
+/** Hex of a key hash: the keys table's index. */
+export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MetaCodecError } from '../../src/cluster/meta-bytes.js';
 import type { MetaCommand } from '../../src/cluster/meta-commands.js';
+import { KEYS_PER_ACCOUNT_MAX, SPOOLS_PER_ACCOUNT_MAX, resolveAccountPlan } from '../../src/cluster/meta-commands.js';
 import { MetaState } from '../../src/cluster/meta-state.js';
 
 const secretA = new Uint8Array(32).fill(1);
@@ -42,8 +43,11 @@ describe('MetaState', () => {
     expect(state.spools.get('s')?.gen).toBe(3);
     const hash = new Uint8Array(32).fill(5);
     expect(state.apply({ type: 'putKey', key: { hash, accountId: 'a', blocked: false } })).toEqual({ kind: 'not_found' });
-    const account = { id: 'a', state: 'active', plan: 'free', spools: ['default'] } as const;
-    expect(state.apply({ type: 'putAccount', account })).toEqual({ kind: 'ok' });
+    const account = { id: 'a', state: 'active', plan: 'default' } as const;
+    expect(state.apply({ type: 'putAccount', account })).toEqual({ kind: 'not_found' });
+    expect(state.apply({ type: 'createAccount', account, defaultReplicas: ['n1'] })).toEqual({ kind: 'ok' });
+    expect(state.apply({ type: 'createAccount', account, defaultReplicas: ['n1'] })).toEqual({ kind: 'exists' });
+    expect(state.spools.get('a/default')?.replicas).toEqual(['n1']);
     expect(state.apply({ type: 'putKey', key: { hash, accountId: 'a', blocked: false } })).toEqual({ kind: 'ok' });
     expect(state.keys.size).toBe(1);
     expect(state.apply({ type: 'deleteKey', hash })).toEqual({ kind: 'ok' });
@@ -54,14 +58,14 @@ describe('MetaState', () => {
     const applied = new MetaState();
     applied.apply(init(secretA));
     for (const name of ['b', 'a']) applied.apply({ type: 'createSpool', name, replicas: ['n1', 'n2'] });
-    const account = { id: 'acct', state: 'blocked', plan: 'p', spools: [] } as const;
-    applied.apply({ type: 'putAccount', account });
+    const account = { id: 'acct', state: 'blocked', plan: 'default' } as const;
+    applied.apply({ type: 'createAccount', account, defaultReplicas: ['n1'] });
     applied.apply({ type: 'putKey', key: { hash: new Uint8Array(32).fill(3), accountId: 'acct', blocked: true } });
     const restored = MetaState.decode(applied.encode());
     // Maps fill in another order after a restore; the encoding does not depend on it.
     for (const state of [applied, restored]) {
       state.apply({ type: 'createSpool', name: 'c', replicas: ['n3'] });
-      state.apply({ type: 'putAccount', account: { ...account, id: 'aaa' } });
+      state.apply({ type: 'createAccount', account: { ...account, id: 'aaa' }, defaultReplicas: ['n2'] });
     }
     expect(Buffer.from(restored.encode()).equals(Buffer.from(applied.encode()))).toBe(true);
     expect(restored.secret).toEqual(secretA);
@@ -69,10 +73,45 @@ describe('MetaState', () => {
       ['default', 1],
       ['b', 2],
       ['a', 3],
-      ['c', 4],
+      ['acct/default', 4],
+      ['c', 5],
+      ['aaa/default', 6],
     ]);
     expect(restored.accounts.get('acct')).toEqual(account);
     expect(restored.keys.size).toBe(1);
+  });
+
+  it('keeps plans, account states and key blocks; bounds keys and spools per account', () => {
+    const state = new MetaState();
+    state.apply(init(secretA));
+    const plan = resolveAccountPlan({ queuesPerSpoolMax: 2, requestsPerSecond: 10 });
+    expect(state.apply({ type: 'createAccount', account: { id: 'a', state: 'active', plan: 'pro' }, defaultReplicas: ['n1'] })).toEqual({ kind: 'not_found' });
+    expect(state.apply({ type: 'putPlan', name: 'pro', plan })).toEqual({ kind: 'ok' });
+    expect(state.apply({ type: 'createAccount', account: { id: 'a', state: 'active', plan: 'pro' }, defaultReplicas: ['n1'] })).toEqual({ kind: 'ok' });
+    expect(state.planOfSpool('a/default')).toEqual(plan);
+    expect(state.planOfSpool('default')).toBeNull();
+    expect(state.apply({ type: 'putAccount', account: { id: 'a', state: 'suspended', plan: 'default' } })).toEqual({ kind: 'ok' });
+    expect(state.planOfSpool('a/default')?.requestsPerSecond).toBe(0);
+    expect(state.apply({ type: 'createSpool', name: 'ghost/x', replicas: ['n1'] })).toEqual({ kind: 'not_found' });
+    for (let i = 1; i < SPOOLS_PER_ACCOUNT_MAX; i++) {
+      expect(state.apply({ type: 'createSpool', name: `a/s${i}`, replicas: ['n1'] })).toEqual({ kind: 'ok' });
+    }
+    expect(state.apply({ type: 'createSpool', name: 'a/one-more', replicas: ['n1'] })).toEqual({ kind: 'limit', what: 'spools per account' });
+    expect(state.apply({ type: 'deleteSpool', name: 'a/s1' })).toEqual({ kind: 'ok' });
+    expect(state.apply({ type: 'createSpool', name: 'a/one-more', replicas: ['n1'] })).toEqual({ kind: 'ok' });
+    const hashes = Array.from({ length: KEYS_PER_ACCOUNT_MAX + 1 }, (_, i) => new Uint8Array(32).fill(0).map((_, j) => (j === 0 ? i & 255 : j === 1 ? i >> 8 : 7)));
+    for (const hash of hashes.slice(0, -1)) {
+      expect(state.apply({ type: 'putKey', key: { hash, accountId: 'a', blocked: false } })).toEqual({ kind: 'ok' });
+    }
+    expect(state.apply({ type: 'putKey', key: { hash: hashes.at(-1)!, accountId: 'a', blocked: false } })).toEqual({ kind: 'limit', what: 'keys per account' });
+    expect(state.apply({ type: 'putKey', key: { hash: hashes[0]!, accountId: 'a', blocked: false } })).toEqual({ kind: 'exists' });
+    expect(state.apply({ type: 'setKeyBlocked', hash: hashes[0]!, blocked: true })).toEqual({ kind: 'ok' });
+    const restored = MetaState.decode(state.encode());
+    expect([...restored.keys.values()].filter((key) => key.blocked)).toHaveLength(1);
+    expect(restored.plans.get('pro')).toEqual(plan);
+    // Derived counts survive the restore: the bounds still hold.
+    expect(restored.apply({ type: 'putKey', key: { hash: hashes.at(-1)!, accountId: 'a', blocked: false } })).toEqual({ kind: 'limit', what: 'keys per account' });
+    expect(restored.apply({ type: 'createSpool', name: 'a/two-more', replicas: ['n1'] })).toEqual({ kind: 'limit', what: 'spools per account' });
   });
 
   it('round-trips an uninitialized state and refuses garbage', () => {
