@@ -83,3 +83,8 @@ export { runWorkload, setupQueues, workloadClient } from './workload-executor.js
 export type { RunWorkloadOptions, WorkloadSummary, WorkloadTarget } from './workload-executor.js';
 export { collectFinalState, drainQueues } from './drain.js';
 export type { CollectOptions, DrainOptions, DrainSummary } from './drain.js';
+export { FaultInjector, zeroFaultCounts } from './fault-injector.js';
+export type { FaultCounts, InjectedFault } from './fault-injector.js';
+export { MEMBER_ELECTION_TIMEOUT_MS, REPORTED_FAULT_KINDS, runScenario } from './scenario.js';
+export type { ScenarioOptions, ScenarioResult } from './scenario.js';
+export { formatScenario, markdownHeader, markdownRow, replayCommand } from './scenario-report.js';
