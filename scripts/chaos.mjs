@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// `npm run chaos -- --minutes N --seed S`: one chaos scenario (packages/testkit/src/chaos/
+// scenario.ts) with a fault phase of N minutes: three `mq member` processes behind a
+// fault-injecting proxy on every link, an `mq gateway`, the seeded workload through it while the
+// seeded schedule kills, pauses and wipes members and partitions, cuts, delays and drops links;
+// then heal, drain, check every member rebuilt, and check the history. Prints the run's table
+// and a README row; on a violation the seed, the history lines that show it, and where the
+// history, data and logs were kept, and exits 1. Run after `npm run build` (the npm script does).
+import { parseArgs } from 'node:util';
+import {
+  formatScenario,
+  markdownHeader,
+  markdownRow,
+  runScenario,
+  scheduleDurationMsMin,
+  MEMBER_ELECTION_TIMEOUT_MS,
+} from '../packages/testkit/dist/index.js';
+
+const MINUTES_MAX = 240;
+const USAGE = `Usage: npm run chaos -- [--minutes N] [--seed S] [--members M] [--keep]
+
+  --minutes N   length of the fault phase, minutes (default 5, at most ${MINUTES_MAX}; at least
+                enough for one episode of every fault kind, about 0.9)
+  --seed S      32-bit integer seeding the schedule and the workload (default: from the clock)
+  --members M   members, 3-9 (default 3)
+  --keep        keep data and logs of a valid run too (an invalid run always keeps them)`;
+
+function fail(message) {
+  process.stderr.write(`chaos: ${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function parseCommandLine() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        minutes: { type: 'string' },
+        seed: { type: 'string' },
+        members: { type: 'string' },
+        keep: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    fail(error.message);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const minutes = Number(values.minutes ?? '5');
+  const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
+  const members = Number(values.members ?? '3');
+  if (!(minutes > 0 && minutes <= MINUTES_MAX)) fail(`--minutes must be in (0, ${MINUTES_MAX}]`);
+  if (!Number.isSafeInteger(seed) || seed < -(2 ** 31) || seed >= 2 ** 32) {
+    fail('--seed must be a 32-bit integer');
+  }
+  if (!Number.isInteger(members) || members < 3 || members > 9) fail('--members must be 3-9');
+  const ids = Array.from({ length: members }, (_, i) => `n${i + 1}`);
+  const minMs = scheduleDurationMsMin({ members: ids, electionTimeoutMs: MEMBER_ELECTION_TIMEOUT_MS });
+  const durationMs = Math.round(minutes * 60_000);
+  if (durationMs < minMs) fail(`--minutes must be at least ${(minMs / 60_000).toFixed(3)}`);
+  return { seed: seed | 0, durationMs, members, keepFiles: values.keep === true };
+}
+
+const options = parseCommandLine();
+const log = (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+try {
+  const result = await runScenario({ ...options, log });
+  process.stdout.write(`\n${formatScenario(result)}\n${markdownHeader()}\n${markdownRow(result)}\n`);
+  process.exit(result.report.valid ? 0 : 1);
+} catch (error) {
+  process.stderr.write(`chaos: the harness failed: ${error.stack ?? error}\n`);
+  process.exit(1);
+}
