@@ -11,7 +11,10 @@
 //             lowest before it (at least 5 ms), errors, or unacked messages; a knee step is
 //             run twice and counts only if it fails both times) or the rate cap
 // each with 128 B and 16 KiB payloads. Also per process: CPU seconds per 1,000 messages and
-// resident memory; for mq members, fsyncs/s and entries per fsync from /metrics when exported.
+// resident memory; for mq members, fsyncs/s, entries and bytes per fsync and mean fsync latency
+// from their /metrics (mq_member_storage_*). Every NATS target runs one nats-server binary,
+// 2.10 or later when one can be had (peers/nats-binary.mjs: Debian's newer package when the
+// installed one predates sync_interval); its version is recorded per target.
 // Prints tables, writes bench-results/compare.{json,svg,md} (a full run; --quick writes
 // compare-quick.*, a run limited by --targets/--payloads/--cpu-prof compare-subset.*, --out NAME
 // NAME.*). --render rewrites the SVG and Markdown from the JSON without running anything.
@@ -20,7 +23,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderChart } from './chart.mjs';
 import { REPO_ROOT, machineInfo, machineLine, printTable, processCpuMs, spawnTracked, stopChild, writeResults } from './lib/index.mjs';
-import { natsSyncAlwaysSupport, natsVersion } from './peers/nats-targets.mjs';
+import { resolveNatsServer } from './peers/nats-binary.mjs';
 import { ensureInstalled, processMemory } from './peers/support.mjs';
 import { TARGET_NAMES, makeTarget } from './peers/targets.mjs';
 
@@ -77,12 +80,19 @@ export async function run({ flags = {} } = {}) {
   const log = (line) => process.stdout.write(`${line}\n`);
   log(`${machineLine(machine)}\ncommand: ${command}`);
 
-  ensureInstalled('nats-server', 'nats-server', log);
-  ensureInstalled('beanstalkd', 'beanstalkd', log);
-  const peers = { natsServer: natsVersion(), natsSyncAlways: natsSyncAlwaysSupport(), beanstalkd: 'beanstalkd (Debian package)' };
-  if (!peers.natsSyncAlways.supported) {
-    log(`NOTE: nats-server ${peers.natsServer} does not accept 'jetstream { sync_interval: always }' (added in 2.10): ` +
-      `the sync-always NATS targets cannot run on this machine; NATS runs with its default syncing only.`);
+  const peers = {};
+  if (names.some((n) => n.startsWith('nats-'))) {
+    const nats = resolveNatsServer(log);
+    Object.assign(peers, { natsServer: nats.version, natsServerPath: nats.path, natsServerSource: nats.source, natsSyncAlways: nats.syncAlways });
+    log(`nats-server: ${nats.version} (${nats.source}), for every NATS target`);
+    if (!nats.syncAlways.supported) {
+      log(`NOTE: no nats-server accepting 'jetstream { sync_interval: always }' (2.10+) could be had: ${nats.syncAlways.detail}\n` +
+        `      the sync-always NATS targets are skipped; NATS runs with its default syncing only.`);
+    }
+  }
+  if (names.includes('beanstalkd')) {
+    ensureInstalled('beanstalkd', 'beanstalkd', log);
+    peers.beanstalkd = 'beanstalkd (Debian package)';
   }
 
   const loadgen = new Loadgen();
@@ -91,13 +101,14 @@ export async function run({ flags = {} } = {}) {
     for (const name of names) {
       const target = makeTarget(name, { cpuProfDir });
       const unsupported = target.unsupported?.() ?? null;
+      const peer = target.describe?.();
       if (unsupported !== null) {
         log(`-- ${name}: skipped: ${unsupported}`);
-        results.push({ target: name, durability: target.durability, skipped: unsupported });
+        results.push({ target: name, durability: target.durability, ...(peer === undefined ? {} : { peer }), skipped: unsupported });
         continue;
       }
-      log(`-- ${name} (${target.durability})`);
-      const entry = { target: name, family: target.family, durability: target.durability, payloads: [] };
+      log(`-- ${name} (${target.durability}${peer === undefined ? '' : `; ${peer.server}`})`);
+      const entry = { target: name, family: target.family, durability: target.durability, ...(peer === undefined ? {} : { peer }), payloads: [] };
       results.push(entry);
       try {
         const connection = await target.start();
@@ -264,14 +275,19 @@ function storageRates(before, after, elapsedS) {
   for (const [member, a] of Object.entries(after)) {
     const b = before[member];
     if (b === undefined || a.fsyncs === null || b.fsyncs === null) {
-      out[member] = { fsyncsPerS: null, entriesPerFsync: null, note: 'fsync counters not exported on /metrics' };
+      out[member] = { fsyncsPerS: null, entriesPerFsync: null, note: 'mq_member_storage_fsyncs_total not on /metrics' };
       continue;
     }
     const fsyncs = a.fsyncs - b.fsyncs;
-    const entries = a.entriesWritten === null || b.entriesWritten === null ? null : a.entriesWritten - b.entriesWritten;
+    const delta = (key) => (a[key] === null || b[key] === null ? null : a[key] - b[key]);
+    const perFsync = (value, digits) => (value === null || fsyncs === 0 ? null : Number((value / fsyncs).toFixed(digits)));
+    const fsyncSeconds = delta('fsyncSeconds');
     out[member] = {
+      fsyncs,
       fsyncsPerS: Math.round(fsyncs / elapsedS),
-      entriesPerFsync: entries === null || fsyncs === 0 ? null : Number((entries / fsyncs).toFixed(2)),
+      entriesPerFsync: perFsync(delta('entriesWritten'), 2),
+      bytesPerFsync: perFsync(delta('bytesWritten'), 0),
+      meanFsyncMs: fsyncSeconds === null || fsyncs === 0 ? null : Number(((fsyncSeconds * 1000) / fsyncs).toFixed(3)),
     };
   }
   return out;
@@ -356,7 +372,8 @@ export function summaryRows(results) {
   const rows = [];
   for (const r of results) {
     if (r.skipped !== undefined || r.payloads === undefined || r.payloads.length === 0) {
-      rows.push([r.target, '-', '-', '-', '-', '-', '-', '-', '-', '-', shortNote(r.skipped ? `skipped: ${r.skipped}` : r.error ?? 'no data')]);
+      const why = r.skipped ? `skipped (${r.peer?.server ?? 'peer'}): ${r.skipped}` : r.error ?? 'no data';
+      rows.push([r.target, '-', '-', '-', '-', '-', '-', '-', '-', '-', shortNote(why)]);
       continue;
     }
     for (const p of r.payloads) {
@@ -376,7 +393,7 @@ export function summaryRows(results) {
         p.curve?.maxSustainedPerS ?? '-',
         cpu === undefined ? '-' : Number(cpu.toFixed(3)),
         rss === 0 ? '-' : Math.round(rss / 1_048_576),
-        r.error === undefined ? '' : shortNote(`ERROR: ${r.error}`),
+        r.error === undefined ? r.peer?.server ?? '' : shortNote(`ERROR: ${r.error}`),
       ]);
     }
   }
@@ -388,6 +405,38 @@ export const SUMMARY_HEADERS = [
   'knee (max ok rate/s)', 'cpu s/1k msgs', 'peak rss MB', 'note',
 ];
 
+/**
+ * mq storage per member, from the members' /metrics (mq_member_storage_*), for the phases that
+ * write the most: send c256 and drain.
+ */
+export function storageRows(results) {
+  const rows = [];
+  for (const r of results) {
+    for (const p of r.payloads ?? []) {
+      for (const ph of p.phases) {
+        if (ph.storage === null || ph.storage === undefined) continue;
+        if (!ph.name.startsWith('send c256') && !ph.name.startsWith('drain')) continue;
+        for (const [member, s] of Object.entries(ph.storage)) {
+          rows.push([
+            r.target,
+            p.payloadBytes >= 1024 ? `${p.payloadBytes / 1024} KiB` : `${p.payloadBytes} B`,
+            ph.name,
+            member,
+            s.fsyncsPerS ?? '-',
+            s.entriesPerFsync ?? '-',
+            s.bytesPerFsync ?? '-',
+            s.meanFsyncMs ?? '-',
+            s.note ?? '',
+          ]);
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+export const STORAGE_HEADERS = ['target', 'payload', 'phase', 'member', 'fsyncs/s', 'entries/fsync', 'bytes/fsync', 'mean fsync ms', 'note'];
+
 /** Notes are kept to one short line in the table; compare.json has them whole. */
 function shortNote(text) {
   const line = String(text).split('\n')[0];
@@ -398,15 +447,22 @@ function shortNote(text) {
 export function markdownReport(data) {
   const cell = (v) => (typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : String(v)) : String(v).replace(/\|/g, '\\|'));
   const rows = summaryRows(data.results);
+  const table = (headers, body) => [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...body.map((row) => `| ${row.map(cell).join(' | ')} |`)];
+  const peers = [
+    data.peers.natsServer === undefined ? null : `nats-server ${data.peers.natsServer}${data.peers.natsServerSource === undefined ? '' : ` (${data.peers.natsServerSource})`}`,
+    data.peers.beanstalkd === undefined ? null : 'Debian beanstalkd',
+  ].filter((x) => x !== null);
   const lines = [
     `Machine: ${data.machine.cpuModel}, ${data.machine.cores} cores, ${Math.round(data.machine.totalMemBytes / 2 ** 30)} GiB, node ${data.machine.node}, ` +
-      `load ${data.machine.loadAvg1m} at start. Command: \`${data.command}\` (${data.startedAt}, ${data.wallSeconds} s). Peers: nats-server ${data.peers.natsServer}, Debian beanstalkd.`,
+      `load ${data.machine.loadAvg1m} at start. Command: \`${data.command}\` (${data.startedAt}, ${data.wallSeconds} s).${peers.length === 0 ? '' : ` Peers: ${peers.join(', ')}.`}`,
     '',
-    `| ${SUMMARY_HEADERS.join(' | ')} |`,
-    `|${SUMMARY_HEADERS.map(() => '---').join('|')}|`,
-    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+    ...table(SUMMARY_HEADERS, rows),
     '',
   ];
+  const storage = storageRows(data.results);
+  if (storage.length > 0) {
+    lines.push('mq storage per member (from each member\'s `/metrics`, `mq_member_storage_*`):', '', ...table(STORAGE_HEADERS, storage), '');
+  }
   for (const r of data.ratios) {
     if (r.ratio === null) lines.push(`- ${r.mine} / ${r.theirs ?? 'peer (did not run)'}, ${r.metric}: not measured`);
     else lines.push(`- ${r.mine} / ${r.theirs}, ${r.metric} at 128 B: ${r.mineOpsPerS} / ${r.theirsOpsPerS} = **${r.ratio}x** (bar: ${r.needed}x, ${r.met ? 'met' : 'not met'})${r.peerSyncAlways ? '' : '; the peer ran with its default syncing, not `sync_interval: always`'}`);
@@ -419,21 +475,10 @@ function printReport({ results, ratios, log }) {
   printTable(SUMMARY_HEADERS, summaryRows(results));
   log('recv+ack/s: receive + ack cycles/s draining the backlog; pipeline: offered rate as in the JSON, latency from scheduled send to ack;');
   log('knee: highest offered rate before p99 > 10x max(lowest earlier p99, 5 ms), errors or unacked messages (seen twice); cpu: all server processes, send c256.');
-  const storageRows = [];
-  for (const r of results) {
-    for (const p of r.payloads ?? []) {
-      for (const ph of p.phases) {
-        if (ph.storage === null || ph.storage === undefined) continue;
-        if (!ph.name.startsWith('send c256') && !ph.name.startsWith('drain')) continue;
-        for (const [member, s] of Object.entries(ph.storage)) storageRows.push([r.target, p.payloadBytes, ph.name, member, s.fsyncsPerS ?? '-', s.entriesPerFsync ?? '-', s.note ?? '']);
-      }
-    }
-  }
-  if (storageRows.length > 0 && storageRows.every((row) => row[4] === '-')) {
-    log('mq storage per member: the members do not export fsync counters on /metrics yet, so fsyncs/s and entries/fsync are not measured.');
-  } else if (storageRows.length > 0) {
-    log('mq storage per member (from /metrics):');
-    printTable(['target', 'payload', 'phase', 'member', 'fsyncs/s', 'entries/fsync', 'note'], storageRows);
+  const storage = storageRows(results);
+  if (storage.length > 0) {
+    log('mq storage per member (from /metrics, mq_member_storage_*):');
+    printTable(STORAGE_HEADERS, storage);
   }
   for (const r of ratios) {
     if (r.ratio === null) log(`ratio ${r.mine} / ${r.theirs ?? 'peer (did not run)'} ${r.metric}: n/a`);

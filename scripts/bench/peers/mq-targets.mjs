@@ -115,28 +115,31 @@ function profArgs(options) {
 }
 
 /**
- * The storage counters a member exports on /metrics, summed over its samples: fsyncs and log
- * entries written. Null fields when the member does not export them (names matched loosely,
- * `*fsyncs_total` and `*entries_written_total`, so a renamed prefix still counts).
+ * The storage counters a member exports on /metrics (packages/cli/src/status-metrics.ts): fsyncs
+ * (synced batches), log entries and bytes written, and the fsync latency histogram's sum, each
+ * summed over the member's samples. Null fields when the member does not export them.
  */
 export async function scrapeStorage(port) {
+  const out = { fsyncs: null, entriesWritten: null, bytesWritten: null, fsyncSeconds: null };
   let text;
   try {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
     text = await res.text();
   } catch {
-    return { fsyncs: null, entriesWritten: null };
+    return out;
   }
-  let fsyncs = null;
-  let entriesWritten = null;
+  const fields = {
+    mq_member_storage_fsyncs_total: 'fsyncs',
+    mq_member_storage_entries_written_total: 'entriesWritten',
+    mq_member_storage_bytes_written_total: 'bytesWritten',
+    mq_member_storage_fsync_seconds_sum: 'fsyncSeconds',
+  };
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || line === '') continue;
     const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/);
-    if (m === null) continue;
+    if (m === null || fields[m[1]] === undefined) continue;
     const value = Number(m[3]);
-    if (!Number.isFinite(value)) continue;
-    if (/fsyncs?_total$/.test(m[1])) fsyncs = (fsyncs ?? 0) + value;
-    else if (/entries_written_total$/.test(m[1])) entriesWritten = (entriesWritten ?? 0) + value;
+    if (Number.isFinite(value)) out[fields[m[1]]] = (out[fields[m[1]]] ?? 0) + value;
   }
-  return { fsyncs, entriesWritten };
+  return out;
 }
