@@ -2,6 +2,10 @@
 // query string) never counts. What a key may do is decided by the injected `authenticate`.
 
 import { MqError } from '@mq/engine';
+import type { Principal } from './accounts/account-directory.js';
+
+/** Checks a key; resolves with its principal (undefined: any key acts, unscoped). */
+export type Authenticate = (key: string) => Principal | void | Promise<Principal | void>;
 
 /** Longest key accepted for checking; real keys are far shorter. */
 export const API_KEY_MAX_CHARS = 1_024;
@@ -24,13 +28,14 @@ export function bearerKey(authorization: string | undefined): string {
 }
 
 /**
- * Authenticates a request from its `Authorization` header value. Rejects with 401 for a missing
- * or malformed header, or with whatever `authenticate` rejects with (401/402/403).
+ * Authenticates a request from its `Authorization` header value: the principal, or undefined when
+ * there is no `authenticate` (any key acts) or it named none. Throws (or rejects) with 401 for a
+ * missing or malformed header, or with whatever `authenticate` throws (401/402/403/429/503).
  */
-export async function authenticateRequest(
+export function authenticateRequest(
   authorization: string | undefined,
-  authenticate: ((key: string) => Promise<void>) | undefined,
-): Promise<void> {
+  authenticate: Authenticate | undefined,
+): Principal | void | Promise<Principal | void> {
   const key = bearerKey(authorization);
-  if (authenticate !== undefined) await authenticate(key);
+  if (authenticate !== undefined) return authenticate(key);
 }

@@ -27,3 +27,22 @@ export { ProtoWriter } from './remote/proto-writer.js';
 export { WireError } from './remote/proto-reader.js';
 export { writeCall, writeCancel, decodeClientFrame, type ClientFrame, type IdentifiedCall } from './remote/call-codec.js';
 export { writeAnswer, writeErrorAnswer, decodeServerFrame, resultOf, type DecodedAnswer } from './remote/answer-codec.js';
+// Accounts: the in-memory key and account table every gateway authenticates with.
+export {
+  AccountDirectory,
+  type AccountDirectoryOptions,
+  type Principal,
+  hashKey,
+} from './accounts/account-directory.js';
+export {
+  type AuthTable,
+  type AuthAccount,
+  type AuthKey,
+  type AuthAccountState,
+  AuthTableError,
+  AUTH_ACCOUNTS_MAX,
+  AUTH_KEYS_MAX,
+  encodeAuthTable,
+  decodeAuthTable,
+} from './accounts/auth-table.js';
+export type { Authenticate } from './auth.js';

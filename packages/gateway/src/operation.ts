@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import { isMqError, type SpoolService } from '@mq/engine';
+import { MqError, isMqError, type SpoolService } from '@mq/engine';
 import { authenticateRequest } from './auth.js';
 import type { LongPolls } from './long-polls.js';
 import type { MatchGuard } from './match-guard.js';
@@ -42,7 +42,12 @@ export interface GatewayDeps {
 export interface GatewayRequest {
   readonly c: GatewayContext;
   readonly deps: GatewayDeps;
+  /** The spool's identity for the service: the account's prefix and the path's name. */
   readonly spool: string;
+  /** The spool as the path names it (what responses show). */
+  readonly publicSpool: string;
+  /** The largest payload this request may send (the account's plan, else the gateway's). */
+  readonly messageSizeMaxBytes: number;
   /** The queue named in the path, when the route has one. */
   readonly queue: string | undefined;
   readonly headers: RequestHeaders;
@@ -116,23 +121,44 @@ export async function runOperation<P>(
 ): Promise<Response> {
   c.set('operation', operation.name);
   const headers = scanHeaders(rawHeadersOf(c), c.req.raw.headers);
-  await authenticateRequest(headers.authorization, deps.options.authenticate);
-  const spool = checkName('spool', c.req.param('spool') ?? '');
+  const principal = await authenticateRequest(headers.authorization, deps.options.authenticate);
+  const publicSpool = checkName('spool', c.req.param('spool') ?? '');
+  const prefix = principal?.spoolPrefix ?? '';
+  const spool = prefix + publicSpool;
+  const messageSizeMaxBytes = principal?.messageSizeMaxBytes ?? deps.options.messageSizeMaxBytes;
   const queue = operation.scope === 'spool' ? undefined : (c.req.param('queue') ?? '');
   let request: GatewayRequest;
   let parsed: P;
   try {
     if (queue !== undefined) checkName('queue', queue);
     checkSvcHeaders(headers, operation.svcHeaders);
-    request = { c, deps, spool, queue, headers, query: parseQuery(c.req.url, operation.query) };
+    const query = parseQuery(c.req.url, operation.query);
+    request = { c, deps, spool, publicSpool, messageSizeMaxBytes, queue, headers, query };
     parsed = await operation.parse(request);
   } catch (error) {
     // A malformed path queue cannot exist: only the spool is worth checking then.
     const target =
       queue !== undefined && !isName(queue) ? undefined : targetQueueOf(operation, queue, headers);
-    return outrankedBy404(deps.service, spool, target, error);
+    return outrankedBy404(deps.service, spool, target, error).catch((e: unknown) => {
+      throw unscoped(e, prefix);
+    });
   }
-  return operation.run(request, parsed);
+  if (prefix === '') return operation.run(request, parsed);
+  try {
+    return await operation.run(request, parsed);
+  } catch (error) {
+    throw unscoped(error, prefix);
+  }
+}
+
+/**
+ * The error as the account sees it: a message naming the spool by its cluster identity
+ * (`<account>/<spool>`) names it by the path's name instead.
+ */
+function unscoped(error: unknown, prefix: string): unknown {
+  if (prefix === '' || !isMqError(error) || !error.message.includes(prefix)) return error;
+  const message = error.message.split(prefix).join('');
+  return new MqError(error.kind, message, error.details);
 }
 
 /** The path's queue of a queue-scoped operation (the router guarantees it is there). */

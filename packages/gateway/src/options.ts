@@ -2,14 +2,18 @@
 // a request has a named limit here, checked once when the app is created.
 
 import assert from 'node:assert/strict';
+import type { Authenticate } from './auth.js';
 
 export interface GatewayOptions {
   /**
-   * Checks an API key. Resolves when the key may act; rejects with an `MqError` of kind
-   * `unauthenticated` (401), `account_suspended` (402), `key_blocked` (403 without a kind) or
-   * `account_blocked` (403). Default: every key is accepted (the local variant).
+   * Checks an API key. Returns (or resolves with) the key's principal: its spool names are then
+   * scoped to the account and its message size limit applies; nothing means any key acts
+   * unscoped. Throws (or rejects with) an `MqError` of kind `unauthenticated` (401),
+   * `account_suspended` (402), `key_blocked` (403 without a kind), `account_blocked` (403),
+   * `rate_limited` (429) or `unavailable` (503). Default: every key is accepted (the local
+   * variant). An AccountDirectory's `authenticate` fits.
    */
-  authenticate?: (key: string) => Promise<void>;
+  authenticate?: Authenticate;
   /** Largest message payload in bytes, 1 .. 67,108,864; default 1,048,576 (1 MiB). */
   messageSizeMaxBytes?: number;
   /** Whether `GET /metrics` is served without a key; default true. */
@@ -48,7 +52,7 @@ export const CONNECTIONS_MAX = 16_384;
 export const CLOSE_GRACE_MS = 10_000;
 
 export interface ResolvedOptions {
-  readonly authenticate: ((key: string) => Promise<void>) | undefined;
+  readonly authenticate: Authenticate | undefined;
   readonly messageSizeMaxBytes: number;
   readonly metricsPublic: boolean;
   readonly metricsExtra: (() => string) | undefined;

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MqError } from '@mq/engine';
+import { AccountDirectory, hashKey } from '../src/accounts/account-directory.js';
 import { createGatewayApp } from '../src/app.js';
 import { FakeService, LEASE } from './fake-service.js';
 import { call, errorOf, KEY } from './http.js';
@@ -63,6 +64,67 @@ describe('authentication', () => {
     const response = await call(app, 'POST', '/v1/spools/nospool/ack', { noAuth: true, headers: [['Svc-Lease', 'bad']] });
     expect(response.status).toBe(401);
     expect(service.calls).toEqual([]);
+  });
+});
+
+describe('accounts (AccountDirectory as authenticate)', () => {
+  function accountsApp(rate = 0): { app: Hono; directory: AccountDirectory } {
+    const directory = new AccountDirectory({ nowMs: () => 0 });
+    directory.replace({
+      version: 1,
+      accounts: [
+        { id: 'acme', state: 'active', messageSizeMaxBytes: 8, requestsPerSecond: rate, requestBurst: rate },
+        { id: 'other', state: 'active', messageSizeMaxBytes: 1024, requestsPerSecond: 0, requestBurst: 0 },
+      ],
+      keys: [
+        { hashHex: hashKey(KEY), accountId: 'acme', blocked: false },
+        { hashHex: hashKey('other-key'), accountId: 'other', blocked: false },
+      ],
+    });
+    service.spools.add('acme/default');
+    service.queues.add('acme/default/jobs');
+    return { app: createGatewayApp(service, { authenticate: (key) => directory.authenticate(key) }), directory };
+  }
+
+  it("scopes the path's spool to the key's account and shows the path's name", async () => {
+    const { app } = accountsApp();
+    const response = await call(app, 'GET', '/v1/spools/default');
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { name: string }).name).toBe('default');
+    expect(service.callsOf('describeSpool')).toEqual([['acme/default']]);
+    const other = await call(app, 'GET', '/v1/spools/default', { noAuth: true, headers: [['Authorization', 'Bearer other-key']] });
+    expect(other.status).toBe(200);
+    expect(service.callsOf('describeSpool')).toEqual([['acme/default'], ['other/default']]);
+  });
+
+  it("never names the account's spool identity in an error", async () => {
+    const { app } = accountsApp();
+    service.failWith('describeQueue', new MqError('queue_not_found', 'queue jobs of spool acme/default does not exist'));
+    const response = await call(app, 'GET', '/v1/spools/default/queues/jobs');
+    expect(response.status).toBe(404);
+    expect((await errorOf(response)).message).toBe('queue jobs of spool default does not exist');
+  });
+
+  it("applies the account's message size limit (413 from Content-Length, nothing sent)", async () => {
+    const { app } = accountsApp();
+    const response = await call(app, 'POST', '/v1/spools/default/queues/jobs/send', { headers: [['Content-Length', '9']], body: '123456789' });
+    expect(response.status).toBe(413);
+    expect(await errorOf(response)).toMatchObject({ kind: 'message_too_large', details: { limitBytes: 8 } });
+    expect(service.callsOf('send')).toEqual([]);
+    const ok = await call(app, 'POST', '/v1/spools/default/queues/jobs/send', { headers: [['Content-Length', '8']], body: '12345678' });
+    expect(ok.status).toBe(201);
+  });
+
+  it('answers 429 rate_limited with a whole-second Retry-After past the rate, before the operation', async () => {
+    const { app } = accountsApp(2);
+    expect((await call(app, 'GET', '/v1/spools/default')).status).toBe(200);
+    expect((await call(app, 'GET', '/v1/spools/default')).status).toBe(200);
+    const refused = await call(app, 'POST', '/v1/spools/default/queues/jobs/send', { headers: [['Content-Length', '1']], body: 'x' });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    const body = await errorOf(refused);
+    expect(body).toEqual({ kind: 'rate_limited', message: body.message, details: {} });
+    expect(service.callsOf('send')).toEqual([]);
   });
 });
 

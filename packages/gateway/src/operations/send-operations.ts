@@ -32,7 +32,7 @@ function planPayload(request: GatewayRequest, delayMs: number): PayloadPlan {
   const lengthBytes = declaredPayloadBytes(
     headers.contentLength,
     headers.transferEncoding,
-    request.deps.options.messageSizeMaxBytes,
+    request.messageSizeMaxBytes,
   );
   return { delayMs, dedupKey, wantHandle, lengthBytes };
 }

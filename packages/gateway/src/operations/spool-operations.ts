@@ -32,7 +32,7 @@ export const describeSpool: Operation<void> = {
   parse: () => undefined,
   async run(request) {
     const spool = await request.deps.service.describeSpool(request.spool);
-    return jsonResponse(200, spoolJson(spool));
+    return jsonResponse(200, spoolJson({ ...spool, name: request.publicSpool }));
   },
 };
 
