@@ -24,11 +24,18 @@ export type RaftTuning = Partial<
 /** Tick length (ms) the raft package uses when `tickMs` is not set. */
 export const RAFT_TICK_MS_DEFAULT = 50;
 
-/** The tuning without undefined fields, ready to spread into RaftNodeOptions. */
-export function tuningOptions(tuning: RaftTuning | undefined): RaftTuning {
-  const out: Record<string, unknown> = {};
+/**
+ * The tuning without undefined fields, ready to spread into RaftNodeOptions, plus
+ * `guardLostStorage`: a member whose data directory was lost starts with empty storage and
+ * bootstraps every group again; it must not vote as if it had never voted or acknowledged
+ * anything (RaftConfig.guardLostStorage).
+ */
+export function tuningOptions(tuning: RaftTuning | undefined): RaftTuning & {
+  readonly guardLostStorage: true;
+} {
+  const out: Record<string, unknown> = { guardLostStorage: true };
   for (const [key, value] of Object.entries(tuning ?? {})) {
     if (value !== undefined) out[key] = value;
   }
-  return out as RaftTuning;
+  return out as RaftTuning & { readonly guardLostStorage: true };
 }

@@ -36,6 +36,14 @@ export interface RaftConfig {
   readonly checkQuorum: boolean;
   /** Uniform random source in [0, 1); the only randomness the core uses. */
   readonly random: () => number;
+  /**
+   * Treat a log holding nothing past the founding entries as possibly lost storage: grant no
+   * vote to a candidate whose log is past founding until caught up with a leader (see
+   * RaftCore's `rebuilding`). For members whose data directory may be wiped and which then
+   * bootstrap again; costs availability only when a majority needs the vote of a replica that
+   * never heard from any leader. Default false.
+   */
+  readonly guardLostStorage?: boolean;
 }
 
 /** Defaults for everything but `id` and `random`. */
@@ -48,6 +56,7 @@ export const RAFT_CONFIG_DEFAULTS = {
   snapshotChunkBytes: 1024 * 1024,
   preVote: true,
   checkQuorum: true,
+  guardLostStorage: false,
 } as const;
 
 /** Raised for a configuration that makes no sense; the message names the setting. */

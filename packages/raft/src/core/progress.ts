@@ -52,7 +52,10 @@ export class Inflights {
 }
 
 export class Progress {
-  /** Highest index known durably replicated on the follower. Never decreases. */
+  /**
+   * Highest index known durably replicated on the follower. Decreases only when the follower
+   * shows it lacks entries it acknowledged (`forgetLost`: its storage was lost).
+   */
   match = 0;
   /** Next index to send. Always > match. */
   next: number;
@@ -137,12 +140,31 @@ export class Progress {
    * (one that says nothing about the current probe or pipeline).
    */
   maybeDecrTo(rejected: number, hintNext: number): boolean {
+    if (this.state === 'snapshot') return false;
+    if (rejected <= this.match && hintNext <= this.match) return this.forgetLost(hintNext);
     if (this.state === 'replicate') {
       if (rejected <= this.match) return false;
-    } else if (this.state === 'snapshot' || this.next - 1 !== rejected) {
+    } else if (this.next - 1 !== rejected) {
       return false;
     }
     this.next = Math.max(this.match + 1, Math.min(rejected, hintNext));
+    this.probeSent = false;
+    return true;
+  }
+
+  /**
+   * A rejection at or below `match` whose hint says the follower's log agrees only below it:
+   * either the follower lost entries it had acknowledged (its storage was wiped and it started
+   * again from the founding entries), or the rejection is stale, reordered behind the
+   * acknowledgement of later entries. Either way probe from the hint with `match` lowered:
+   * counting fewer replicas is safe (the commit index never moves back), and after a stale
+   * rejection the follower merely acknowledges again what it holds. Without this the leader
+   * would skip the lost entries forever and a wiped follower would never be rebuilt.
+   */
+  private forgetLost(hintNext: number): boolean {
+    const next = Math.max(1, hintNext);
+    this.match = next - 1;
+    this.next = next;
     this.probeSent = false;
     return true;
   }

@@ -103,6 +103,18 @@ export class RaftCore {
    * the crash, so it behaves as if it had.
    */
   private leaderContactTicks = 0;
+  /**
+   * With `guardLostStorage`: true while the log holds nothing past the founding entries (term
+   * 1, no snapshot): a founding replica before a leader reached it, or one whose storage was
+   * lost (a wiped disk) and which bootstrapped again. The latter may have voted, and acknowledged entries a leader counted as
+   * committed, before it lost them: voting now for a candidate that lacks those entries could
+   * elect it and erase them, and a vote in a term it had voted in could elect two leaders. So it
+   * grants no vote (nor pre-vote) to a candidate whose log shows the group moved past founding,
+   * until it has caught up with a leader: its log ends with an entry of that leader's term and
+   * reaches the commit index the leader sent. Derived from the log at start-up, so a crash during
+   * the rebuild, before any entry past founding was stored, leaves it rebuilding.
+   */
+  private rebuilding: boolean;
 
   private readonly progress = new Map<NodeId, Progress>();
   private readonly votes = new Map<NodeId, boolean>();
@@ -142,6 +154,8 @@ export class RaftCore {
     assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
     this.termValue = restored.hardState.term;
     this.vote = restored.hardState.vote;
+    this.rebuilding =
+      config.guardLostStorage === true && snapshot === null && this.log.lastTerm() <= 1;
     this.snapshotValue = snapshot;
     this.savedHardState = this.hardState();
     this.stepRole = this.stepFollower;
@@ -619,10 +633,14 @@ export class RaftCore {
     // Stickiness again, for requests in our own term: our term may have moved without a leader
     // telling us (a stale answer from a later term), and the lease still counts on us.
     const sticky = !m.transfer && this.inLease();
+    // A replica that may have lost its vote and acknowledged entries does not vote for a log
+    // past founding until it has caught up (see `rebuilding`).
+    const lostState = this.rebuilding && m.lastLogTerm > 1;
     const canVote =
-      this.vote === m.from ||
-      (!sticky &&
-        ((this.vote === null && this.lead === null) || (m.preVote && m.term > this.termValue)));
+      !lostState &&
+      (this.vote === m.from ||
+        (!sticky &&
+          ((this.vote === null && this.lead === null) || (m.preVote && m.term > this.termValue))));
     if (canVote && this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm)) {
       if (!m.preVote) {
         assert(m.term === this.termValue, 'granting a vote in another term');
@@ -742,7 +760,21 @@ export class RaftCore {
     }
     const lastNew = prev + entries.length;
     this.log.commitTo(Math.min(m.leaderCommit, lastNew));
+    this.noteCaughtUp(m.leaderCommit);
     this.send(appendResponse(this, m, true, lastNew, 0, 0));
+  }
+
+  /**
+   * Ends `rebuilding` once the log ends with an entry of the current leader's term and reaches
+   * `leaderCommit`: by Log Matching it then holds the leader's log up to there, so every entry
+   * committed before this term (they precede the leader's first entry) and every one committed
+   * in it up to what the leader told us.
+   */
+  private noteCaughtUp(leaderCommit: number): void {
+    if (!this.rebuilding) return;
+    if (this.log.lastTerm() === this.termValue && this.log.lastIndex() >= leaderCommit) {
+      this.rebuilding = false;
+    }
   }
 
   private rejectAppend(m: AppendEntries): void {

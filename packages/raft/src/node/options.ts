@@ -29,6 +29,8 @@ export interface RaftNodeOptions {
   readonly snapshotChunkBytes?: number;
   readonly preVote?: boolean;
   readonly checkQuorum?: boolean;
+  /** See RaftConfig.guardLostStorage (default false). */
+  readonly guardLostStorage?: boolean;
   /** Take a snapshot (and compact the log) every this many applied entries (default 10,000). */
   readonly snapshotEntries?: number;
   /** Log entries kept in memory behind a snapshot for lagging followers (default 1,000). */

@@ -38,7 +38,7 @@ describe('Progress', () => {
     pr.maybeUpdate(10);
     pr.becomeReplicate();
     pr.next = 20;
-    expect(pr.maybeDecrTo(8, 5)).toBe(false); // rejected <= match: stale
+    expect(pr.maybeDecrTo(8, 11)).toBe(false); // rejected <= match, hint above it: stale
     expect(pr.maybeDecrTo(15, 3)).toBe(true);
     expect(pr.next).toBe(11);
     pr.becomeProbe(pr.next);
@@ -47,7 +47,19 @@ describe('Progress', () => {
     expect(pr.next).toBe(11);
   });
 
-  it('match never decreases', () => {
+  it('lowers match when the follower shows it lacks entries it acknowledged (storage lost)', () => {
+    const pr = new Progress(20, 4, 0);
+    pr.maybeUpdate(10);
+    pr.becomeReplicate();
+    // A wiped follower holding only entries 1..3 rejects a heartbeat at 10: next is 4.
+    expect(pr.maybeDecrTo(10, 4)).toBe(true);
+    expect(pr.match).toBe(3);
+    expect(pr.next).toBe(4);
+    pr.becomeProbe(pr.next);
+    expect(pr.next).toBe(4);
+  });
+
+  it('match never decreases through acknowledgements', () => {
     const pr = new Progress(1, 1, 0);
     pr.maybeUpdate(7);
     expect(pr.maybeUpdate(3)).toBe(false);
