@@ -81,6 +81,8 @@ const CONVERGE_TIMEOUT_MS = 60_000;
 const ATTEMPTS_MAX = 40;
 const RETRY_PAUSE_MS = 500;
 const CONVERGE_POLL_MS = 250;
+/** Added to the workload's bound beyond twice the schedule (see `workloadBoundMs`). */
+const WORKLOAD_MARGIN_MS = 120_000;
 const API_KEY = 'chaos';
 
 /**
@@ -155,10 +157,11 @@ async function exercise(
   await retried(() => setupQueues(model, target));
   const history = new History();
   const injector = new FaultInjector(cluster, mesh, model.spool);
-  const [workload] = await Promise.all([
-    runWorkload({ model, target, history, durationMs: schedule.durationMs }),
-    runEpisodes(schedule, injector, history, log),
-  ]);
+  const workload = await underFaults(
+    (signal) =>
+      runWorkload({ model, target, history, durationMs: workloadBoundMs(schedule), signal }),
+    () => runEpisodes(schedule, injector, history, log),
+  );
   log(`chaos: faults done; ${workload.operations} workload operations; settling`);
   mesh.heal();
   await cluster.waitReady(SETTLE_TIMEOUT_MS);
@@ -167,6 +170,35 @@ async function exercise(
   const final = await retried(() => collectFinalState({ model, target, history }));
   const report = check(history, final);
   return { history, final, faults: injector.counts, workload, drain, report };
+}
+
+/**
+ * Runs the workload until the last episode has been recovered from: episodes start late when a
+ * restart was slow, and the workload keeps going through every one of them. Rejects with the
+ * episodes' error after the workload stopped.
+ */
+async function underFaults<T>(
+  workload: (signal: AbortSignal) => Promise<T>,
+  episodes: () => Promise<void>,
+): Promise<T> {
+  const stop = new AbortController();
+  const running = workload(stop.signal);
+  let failure: { readonly error: unknown } | null = null;
+  try {
+    await episodes();
+  } catch (error) {
+    failure = { error };
+  } finally {
+    stop.abort();
+  }
+  const result = await running;
+  if (failure !== null) throw failure.error;
+  return result;
+}
+
+/** The workload's own bound: the schedule, doubled for late episodes, plus a margin. */
+function workloadBoundMs(schedule: Schedule): number {
+  return 2 * schedule.durationMs + WORKLOAD_MARGIN_MS;
 }
 
 /** Writes the history (JSONL) and the final state next to the logs; returns the history path. */
