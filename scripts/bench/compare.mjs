@@ -141,7 +141,7 @@ export async function run({ flags = {} } = {}) {
   writeFileSync(svgPath, renderChart(data));
   const mdPath = `${REPO_ROOT}bench-results/${outName}.md`;
   writeFileSync(mdPath, markdownReport(data));
-  log(`wrote ${jsonPath}\nwrote ${svgPath}\nwrote ${mdPath} (the README's Performance table)`);
+  log(`wrote ${jsonPath}\nwrote ${svgPath}\nwrote ${mdPath}${outName === 'compare' ? " (the README's Performance table)" : ''}`);
 }
 
 /** `--render`: rewrites compare.svg and compare.md from the last compare.json, running nothing. */

@@ -37,8 +37,13 @@ export function natsTarget({ replicas, syncAlways }) {
     async start() {
       const server = resolveNatsServer();
       dir = tempDir(`nats-r${replicas}`);
-      const clientPorts = await freePorts(replicas);
-      const routePorts = replicas > 1 ? await freePorts(replicas) : [];
+      // One call for every port: the OS often hands a just-released port out again, so ports
+      // from two calls can collide (a route listener on another server's client port leaves a
+      // two-server cluster, where an R3 stream finds "no suitable peers for placement").
+      const ports = await freePorts(replicas > 1 ? 2 * replicas : replicas);
+      if (ports.length < (replicas > 1 ? 2 * replicas : replicas)) throw new Error(`could not find ${2 * replicas} distinct free ports`);
+      const clientPorts = ports.slice(0, replicas);
+      const routePorts = ports.slice(replicas);
       for (let i = 0; i < replicas; i += 1) {
         const conf = join(dir, `n${i + 1}.conf`);
         const lines = [
