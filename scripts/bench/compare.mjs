@@ -372,7 +372,7 @@ export function summaryRows(results) {
   const rows = [];
   for (const r of results) {
     if (r.skipped !== undefined || r.payloads === undefined || r.payloads.length === 0) {
-      const why = r.skipped ? `skipped (${r.peer?.server ?? 'peer'}): ${r.skipped}` : r.error ?? 'no data';
+      const why = r.skipped ? `skipped: ${r.skipped}` : r.error ?? 'no data';
       rows.push([r.target, '-', '-', '-', '-', '-', '-', '-', '-', '-', shortNote(why)]);
       continue;
     }
