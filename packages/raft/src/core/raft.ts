@@ -333,7 +333,7 @@ export class RaftCore {
     if (ready.snapshot !== null) this.log.stableSnapshot(ready.snapshot.meta.index);
     const n = ready.entries.length;
     if (n > 0) this.log.stableTo(ready.entries[n - 1]!.index, ready.entries[n - 1]!.term);
-    if (this.roleValue === 'leader' && this.maybeCommit()) this.bcastAppend(true);
+    if (this.roleValue === 'leader' && this.maybeCommit()) this.bcastAppend(false);
   }
 
   // ---------------------------------------------------------------- queries
@@ -960,6 +960,13 @@ export class RaftCore {
     }
   }
 
+  /**
+   * Sends pending entries to every follower (`allowEmpty`: an empty append where none are
+   * pending). A commit advance sends no empty appends: the new commit index rides the next append
+   * or heartbeat, at most a tick late. Followers need it only to apply, never to acknowledge, and
+   * an empty append per follower per commit doubles the messages, wake-ups and answers of every
+   * write on the hot path.
+   */
   private bcastAppend(allowEmpty: boolean): void {
     if (this.roleValue !== 'leader') return;
     for (const [id, pr] of this.progress) this.sendAppendLoop(id, pr, allowEmpty);
@@ -1057,7 +1064,7 @@ export class RaftCore {
     if (pr.state === 'probe') pr.becomeReplicate();
     else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) pr.becomeReplicate();
     else if (pr.state === 'replicate') pr.inflights.freeLE(pr.match);
-    if (this.maybeCommit()) this.bcastAppend(true);
+    if (this.maybeCommit()) this.bcastAppend(false);
     else this.sendAppendLoop(m.from, pr, false);
     if (this.roleValue !== 'leader') return;
     if (m.from === this.transferee && pr.match === this.log.lastIndex() && !this.timeoutNowSent) {

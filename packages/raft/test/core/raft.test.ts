@@ -182,16 +182,17 @@ describe('RaftCore replication', () => {
     h.stabilize();
     h.propose('n1', 'a');
     expect(h.dropWhere((m) => m.to === 'n3')).toBe(1);
+    h.propose('n1', 'b');
     h.stabilize();
-    // The commit broadcast that followed n2's ack names index 5 as previous; n3 rejects the
-    // gap and is re-probed from there.
-    expect(h.core('n3').lastIndex()).toBe(5);
+    // The pipelined append of 'b' names index 5 ('a') as previous; n3 rejects the gap and is
+    // re-probed from there, without waiting for a heartbeat.
+    expect(h.core('n3').lastIndex()).toBe(6);
     const rejections = h.delivered
       .filter(isType(MessageType.AppendEntriesResponse))
       .filter((m) => m.from === 'n3' && !m.success);
     expect(rejections.map((m) => [m.matchIndex, m.conflictIndex])).toEqual([[5, 5]]);
     h.tickAll(1);
-    expect(h.appliedTexts('n3')).toEqual(['a']);
+    expect(h.appliedTexts('n3')).toEqual(['a', 'b']);
   });
 
   it('a lost last append is repaired by the next heartbeat', () => {
