@@ -1,6 +1,7 @@
 // Every subcommand, by name. A new command is one file under commands/ and one line here.
 
 import type { Command } from './command.js';
+import { adminCommand } from './commands/admin.js';
 import { gatewayCommand } from './commands/gateway.js';
 import { localCommand } from './commands/local.js';
 import { memberCommand } from './commands/member.js';
@@ -11,4 +12,5 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   [serveCommand.name, serveCommand],
   [memberCommand.name, memberCommand],
   [gatewayCommand.name, gatewayCommand],
+  [adminCommand.name, adminCommand],
 ]);

@@ -4,7 +4,7 @@
 // Appended to the gateway's own /metrics through `metricsExtra`. Labels come from member ids and
 // spool names, both bounded by the cluster's shape.
 
-import type { MemberMetrics, RemoteServiceMetrics } from '@mq/gateway';
+import type { AccountWatchStats, MemberMetrics, RemoteServiceMetrics } from '@mq/gateway';
 import type { MemberStatus, SpoolReplicaStatus } from '@mq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
 
@@ -218,5 +218,23 @@ export function renderRemoteMetrics(metrics: RemoteServiceMetrics): string {
     {},
     m.unconfirmed,
   ]);
+  return out.text();
+}
+
+/** A standalone gateway's accounts watch: which member, tables installed, switches, version. */
+export function renderAccountMetrics(stats: AccountWatchStats): string {
+  const out = new Families();
+  const rows = [stats];
+  out.add('mq_gateway_accounts_tables_total', 'counter', 'Account tables installed.', rows, (s) => [
+    {},
+    s.tables,
+  ]);
+  const switchHelp = 'Times the accounts watch moved to another member.';
+  out.add('mq_gateway_accounts_watch_switches_total', 'counter', switchHelp, rows, (s) => [
+    {},
+    s.switches,
+  ]);
+  const versionHelp = 'Metadata index of the account table in force (-1: none yet).';
+  out.add('mq_gateway_accounts_version', 'gauge', versionHelp, rows, (s) => [{}, s.version]);
   return out.text();
 }

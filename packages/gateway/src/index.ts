@@ -46,3 +46,30 @@ export {
   decodeAuthTable,
 } from './accounts/auth-table.js';
 export type { Authenticate } from './auth.js';
+export {
+  ACCOUNTS_SERVICE,
+  ACCOUNTS_WATCH_PATH,
+  ACCOUNTS_CALL_PATH,
+  ACCOUNTS_CALL_BYTES_MAX,
+  encodeAck,
+  decodeAck,
+} from './accounts/account-service.js';
+export { AccountWatch, type AccountWatchOptions, type AccountWatchStats } from './accounts/account-watch.js';
+// The admin API (its own listener) over a backend the member implements.
+export type {
+  AdminBackend,
+  AdminAccount,
+  AdminAccountState,
+  AdminKey,
+  AdminNewKey,
+  AdminPlan,
+  AdminSpool,
+  AdminCluster,
+} from './admin/admin-backend.js';
+export { createAdminApp, type AdminAppOptions, ADMIN_TOKEN_CHARS_MIN } from './admin/admin-app.js';
+export {
+  startAdminServer,
+  type AdminServerOptions,
+  ADMIN_HOST_DEFAULT,
+  ADMIN_PORT_DEFAULT,
+} from './admin/admin-server.js';

@@ -2,7 +2,13 @@
 // primary member over one gRPC stream per member, following primaries through failovers.
 // /readyz is 200 once the primary of every spool it serves is known.
 
-import { RemoteSpoolService, type RunningServer, startHttpServer } from '@mq/gateway';
+import {
+  AccountDirectory,
+  AccountWatch,
+  RemoteSpoolService,
+  type RunningServer,
+  startHttpServer,
+} from '@mq/gateway';
 import { parseFlags } from '../args.js';
 import {
   type Env,
@@ -16,16 +22,22 @@ import {
 import type { Command, CommandContext } from '../command.js';
 import { gatewayLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
-import { renderRemoteMetrics } from '../status-metrics.js';
+import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
 
 export interface GatewayCommandOptions extends HttpListen {
   /** Member id -> gRPC address. */
   readonly members: Readonly<Record<string, string>>;
+  /** Gateways sharing each account's request rate (this one enforces 1/gateways of it). */
+  readonly gateways: number;
 }
+
+/** Gateways a deployment may declare with --gateways. */
+export const GATEWAYS_MAX = 64;
 
 export interface GatewayHandle {
   readonly service: RemoteSpoolService;
+  readonly accounts: AccountWatch;
   readonly host: string;
   readonly port: number;
   /** `http://host:port/v1`. */
@@ -34,14 +46,17 @@ export interface GatewayHandle {
   close(): Promise<void>;
 }
 
-const USAGE = `Usage: mq gateway --members ID=HOST:PORT,... [--port PORT] [--host HOST]
+const USAGE = `Usage: mq gateway --members ID=HOST:PORT,... [--port PORT] [--host HOST] [--gateways N]
 
 Runs a stateless gateway: the API at http://HOST:PORT/v1, each call forwarded to the spool's
-primary among the members (their gRPC addresses). Stops gracefully on SIGINT or SIGTERM.
+primary among the members (their gRPC addresses). API keys and accounts come from the members
+(pushed on every change). Stops gracefully on SIGINT or SIGTERM.
 
 Options:
   --members LIST  The members' gRPC addresses, id=host:port comma-separated. Env MQ_MEMBERS.
                   Required.
+  --gateways N    Gateways sharing the load (1-${GATEWAYS_MAX}): each enforces 1/N of every
+                  account's request rate and burst. Env MQ_GATEWAYS. Default 1.
   --port PORT     TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST     Address to bind. Env MQ_HOST. Default 127.0.0.1.
   -h, --help      Show this help.`;
@@ -59,12 +74,25 @@ export function parseGatewayArgs(
     members: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
+    gateways: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
   const members = flagOrEnv(flags, 'members', env, 'MQ_MEMBERS');
   if (members === undefined) throw new UsageError('--members (or MQ_MEMBERS) is required');
-  return { members: parseMemberList(members.value, members.source), ...httpListenOf(flags, env) };
+  const gatewaysText = flagOrEnv(flags, 'gateways', env, 'MQ_GATEWAYS');
+  let gateways = 1;
+  if (gatewaysText !== undefined) {
+    gateways = Number(gatewaysText.value);
+    if (!/^\d{1,2}$/.test(gatewaysText.value) || gateways < 1 || gateways > GATEWAYS_MAX) {
+      throw new UsageError(`${gatewaysText.source} must be 1-${GATEWAYS_MAX}`);
+    }
+  }
+  return {
+    members: parseMemberList(members.value, members.source),
+    gateways,
+    ...httpListenOf(flags, env),
+  };
 }
 
 /**
@@ -76,22 +104,35 @@ export async function startGateway(
   logger?: Logger,
 ): Promise<GatewayHandle> {
   const service = new RemoteSpoolService({ members: options.members });
+  const directory = new AccountDirectory({ rateShare: 1 / options.gateways });
+  const accounts = new AccountWatch({
+    members: options.members,
+    directory,
+    onError: (error) => logger?.warn({ err: error }, 'accounts table refused'),
+  });
   let server: RunningServer;
   try {
     server = await startHttpServer(service, {
       host: options.host,
       port: options.port,
-      metricsExtra: () => renderRemoteMetrics(service.metrics()),
+      authenticate: (key) => directory.authenticate(key),
+      metricsExtra: () =>
+        renderRemoteMetrics(service.metrics()) + renderAccountMetrics(accounts.stats()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
+    accounts.close();
     await service.close();
     throw error;
   }
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= server.close().finally(() => service.close()));
+  const close = (): Promise<void> =>
+    (closing ??= server
+      .close()
+      .finally(() => accounts.close())
+      .finally(() => service.close()));
   const { host, port } = server;
-  return { service, host, port, baseUrl: apiBaseUrl(host, port), close };
+  return { service, accounts, host, port, baseUrl: apiBaseUrl(host, port), close };
 }
 
 async function runGateway(argv: readonly string[], context: CommandContext): Promise<number> {

@@ -7,8 +7,11 @@ import {
   RemoteSpoolService,
   type RemoteSpoolServiceOptions,
   type RunningServer,
+  startAdminServer,
   startHttpServer,
 } from '@mq/gateway';
+import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
+import { memberDirectory } from '../member-accounts.js';
 import type { SpoolService } from '@mq/engine';
 import { Member, memberServiceRegistration } from '@mq/member';
 import { parseFlags } from '../args.js';
@@ -33,7 +36,7 @@ import { renderMemberMetrics, renderRemoteMetrics } from '../status-metrics.js';
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
 
-export interface MemberCommandOptions extends HttpListen {
+export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly id: string;
   /** Every member's gRPC address by id, this member included. */
   readonly peers: Readonly<Record<string, string>>;
@@ -50,6 +53,8 @@ export interface MemberHandle {
   readonly port: number;
   /** `http://host:port/v1` of the embedded gateway. */
   readonly baseUrl: string;
+  /** The admin API's bound port. */
+  readonly adminPort: number;
   /** Resolves once the member is ready (the ready line is logged then); never rejects. */
   readonly ready: Promise<void>;
   /** Graceful stop: HTTP first (long polls answer 204), the gateway's links, the member. */
@@ -72,7 +77,11 @@ Options:
   --data DIR          Storage directory. Env MQ_DATA_DIR. Default ${MEMBER_DATA_ROOT_DEFAULT}/<id>.
   --port PORT         HTTP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST         HTTP address to bind. Env MQ_HOST. Default 127.0.0.1.
-  -h, --help          Show this help.`;
+${ADMIN_USAGE}
+  -h, --help          Show this help.
+
+Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
+--admin-token-file); the admin API of any member changes the whole cluster.`;
 
 /**
  * Resolves `mq member`'s settings from flags and environment (MQ_ID, MQ_PEERS, MQ_LISTEN,
@@ -90,6 +99,7 @@ export function parseMemberArgs(
     data: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
+    ...ADMIN_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -105,15 +115,15 @@ export function parseMemberArgs(
   }
   const listen = flagOrEnv(flags, 'listen', env, 'MQ_LISTEN');
   const data = flagOrEnv(flags, 'data', env, 'MQ_DATA_DIR');
+  const dataDir =
+    data === undefined ? `${MEMBER_DATA_ROOT_DEFAULT}/${id}` : parseDataDir(data.value, data.source);
   return {
     id,
     peers,
     listen: listen === undefined ? self : parseGrpcAddress(listen.value, listen.source, true),
-    dataDir:
-      data === undefined
-        ? `${MEMBER_DATA_ROOT_DEFAULT}/${id}`
-        : parseDataDir(data.value, data.source),
+    dataDir,
     ...httpListenOf(flags, env),
+    ...adminListenOf(flags, env, dataDir),
   };
 }
 
@@ -155,30 +165,44 @@ export async function startMember(
     { members: options.peers, local: { id: options.id, service: member.service } },
     member.service,
   );
-  let server: RunningServer;
+  let server: RunningServer | undefined;
+  let admin: RunningServer | undefined;
   try {
+    const token = await loadAdminToken(options);
+    const directory = memberDirectory(member);
+    admin = await startAdminServer(member.admin, {
+      token,
+      host: options.adminHost,
+      port: options.adminPort,
+    });
     server = await startHttpServer(gateway, {
       host: options.host,
       port: options.port,
+      authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
         renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
+    await admin?.close();
     await gateway.close();
     await member.close();
     throw error;
   }
+  const api = server;
+  const adminServer = admin;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= server
+    (closing ??= api
       .close()
+      .finally(() => adminServer.close())
       .finally(() => gateway.close())
       .finally(() => member.close()));
   const ready = untilReady(member, () => closing !== undefined, logger);
-  const { host, port } = server;
-  return { member, gateway, host, port, baseUrl: apiBaseUrl(host, port), ready, close };
+  const { host, port } = api;
+  const baseUrl = apiBaseUrl(host, port);
+  return { member, gateway, host, port, baseUrl, adminPort: admin.port, ready, close };
 }
 
 /**
@@ -219,6 +243,7 @@ async function runMember(argv: readonly string[], context: CommandContext): Prom
       host: handle.host,
       port: handle.port,
       baseUrl: handle.baseUrl,
+      adminAddress: `${options.adminHost}:${handle.adminPort}`,
     },
     `mq member ${options.id} listening: gRPC ${handle.member.address ?? options.listen}, ` +
       `HTTP ${handle.baseUrl}`,

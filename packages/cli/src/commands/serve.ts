@@ -2,7 +2,7 @@
 // gRPC port on a free loopback port since no peer ever dials it) stores everything in LevelDB
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
-import { type RunningServer, startHttpServer } from '@mq/gateway';
+import { type RunningServer, startAdminServer, startHttpServer } from '@mq/gateway';
 import { Member, memberServiceRegistration } from '@mq/member';
 import { parseFlags } from '../args.js';
 import {
@@ -18,6 +18,8 @@ import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
 import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
+import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
+import { memberDirectory } from '../member-accounts.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -25,7 +27,7 @@ export const SERVE_MEMBER_ID = 'n1';
 /** How long `mq serve` waits for its member to elect itself and open `default` (ms). */
 export const SERVE_READY_TIMEOUT_MS = 60_000;
 
-export interface ServeOptions extends HttpListen {
+export interface ServeOptions extends HttpListen, AdminListen {
   /** Directory of the member's storage (created if missing). */
   readonly dataDir: string;
 }
@@ -36,21 +38,25 @@ export interface ServeHandle {
   /** `http://host:port/v1`. */
   readonly baseUrl: string;
   readonly member: Member;
+  /** The admin API's bound port (on `adminHost`). */
+  readonly adminPort: number;
   /** Graceful stop: HTTP first (long polls answer 204), then the member. Idempotent. */
   close(): Promise<void>;
 }
 
-const USAGE = `Usage: mq serve [--data DIR] [--port PORT] [--host HOST]
+const USAGE = `Usage: mq serve [--data DIR] [--port PORT] [--host HOST] [--admin-port PORT] ...
 
 Runs one durable member with the gateway inside: the API at http://HOST:PORT/v1, messages
-stored in LevelDB under DIR and fsynced before a write is answered. Any API key is accepted
-(accounts come later). Stops gracefully on SIGINT or SIGTERM.
+stored in LevelDB under DIR and fsynced before a write is answered. API keys are checked:
+create an account and a key with \`mq admin accounts create NAME\` (the admin API listens on
+--admin-port; its token is in DIR/admin-token). Stops gracefully on SIGINT or SIGTERM.
 
 Options:
-  --data DIR    Storage directory. Env MQ_DATA_DIR. Default ${SERVE_DATA_DIR_DEFAULT}.
-  --port PORT   TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
-  --host HOST   Address to bind. Env MQ_HOST. Default 127.0.0.1.
-  -h, --help    Show this help.`;
+  --data DIR          Storage directory. Env MQ_DATA_DIR. Default ${SERVE_DATA_DIR_DEFAULT}.
+  --port PORT         TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
+  --host HOST         Address to bind. Env MQ_HOST. Default 127.0.0.1.
+${ADMIN_USAGE}
+  -h, --help          Show this help.`;
 
 /**
  * Resolves `mq serve`'s settings from flags and environment (MQ_DATA_DIR, MQ_PORT, MQ_HOST);
@@ -61,14 +67,14 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     data: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
+    ...ADMIN_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
   const data = flagOrEnv(flags, 'data', env, 'MQ_DATA_DIR');
-  return {
-    dataDir: data === undefined ? SERVE_DATA_DIR_DEFAULT : parseDataDir(data.value, data.source),
-    ...httpListenOf(flags, env),
-  };
+  const dataDir =
+    data === undefined ? SERVE_DATA_DIR_DEFAULT : parseDataDir(data.value, data.source);
+  return { dataDir, ...httpListenOf(flags, env), ...adminListenOf(flags, env, dataDir) };
 }
 
 /**
@@ -86,24 +92,40 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     // Not needed by `mq serve` itself; lets a gateway or a tool reach the member over gRPC.
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
   });
-  let server: RunningServer;
+  let server: RunningServer | undefined;
+  let admin: RunningServer | undefined;
   try {
+    const token = await loadAdminToken(options);
     await member.ready(SERVE_READY_TIMEOUT_MS);
+    const directory = memberDirectory(member);
+    admin = await startAdminServer(member.admin, {
+      token,
+      host: options.adminHost,
+      port: options.adminPort,
+    });
     server = await startHttpServer(member.service, {
       host: options.host,
       port: options.port,
+      authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
         renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
+    await admin?.close();
     await member.close();
     throw error;
   }
+  const api = server;
+  const adminServer = admin;
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= server.close().finally(() => member.close()));
-  const { host, port } = server;
-  return { host, port, baseUrl: apiBaseUrl(host, port), member, close };
+  const close = (): Promise<void> =>
+    (closing ??= api
+      .close()
+      .finally(() => adminServer.close())
+      .finally(() => member.close()));
+  const { host, port } = api;
+  return { host, port, baseUrl: apiBaseUrl(host, port), member, adminPort: admin.port, close };
 }
 
 async function runServe(argv: readonly string[], context: CommandContext): Promise<number> {
@@ -122,8 +144,12 @@ async function runServe(argv: readonly string[], context: CommandContext): Promi
       memberId: SERVE_MEMBER_ID,
       grpcAddress: handle.member.address,
       variant: 'durable',
+      adminAddress: `${options.adminHost}:${handle.adminPort}`,
+      adminTokenFile: options.adminTokenFile,
     },
-    `mq serve listening on ${handle.baseUrl} (data in ${options.dataDir}, any API key accepted)`,
+    `mq serve listening on ${handle.baseUrl} (data in ${options.dataDir}; admin API on ` +
+      `${options.adminHost}:${handle.adminPort}` +
+      (options.adminTokenFile === null ? ')' : `, token in ${options.adminTokenFile})`),
   );
   await untilAborted(context.shutdown);
   context.logger.info('mq serve shutting down');

@@ -6,12 +6,18 @@ describe('parseGatewayArgs', () => {
   it('requires the members; reads MQ_MEMBERS, MQ_PORT, MQ_HOST; flags win', () => {
     expect(parseGatewayArgs(['--members', 'n1=a:7001,n2=b:7001'], {})).toEqual({
       members: { n1: 'a:7001', n2: 'b:7001' },
+      gateways: 1,
       host: '127.0.0.1',
       port: 8080,
     });
+    expect(parseGatewayArgs(['--members', 'n1=a:1', '--gateways', '3'], {})).toMatchObject({ gateways: 3 });
+    expect(parseGatewayArgs(['--members', 'n1=a:1'], { MQ_GATEWAYS: '2' })).toMatchObject({ gateways: 2 });
+    for (const bad of ['0', '65', 'x', '1.5']) {
+      expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--gateways', bad], {})).toThrow(UsageError);
+    }
     const env = { MQ_MEMBERS: 'm=x:1', MQ_PORT: '9000', MQ_HOST: '0.0.0.0' };
-    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, host: '0.0.0.0', port: 9000 });
-    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, host: '0.0.0.0', port: 0 });
+    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, gateways: 1, host: '0.0.0.0', port: 9000 });
+    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, gateways: 1, host: '0.0.0.0', port: 0 });
     expect(() => parseGatewayArgs([], {})).toThrow(/--members/);
     expect(() => parseGatewayArgs(['--members', 'x'], {})).toThrow(UsageError);
     expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--data', 'd'], {})).toThrow(UsageError);
@@ -21,7 +27,7 @@ describe('parseGatewayArgs', () => {
 
 describe('startGateway', () => {
   it('listens before any member is up: healthy, not ready, with its member links in /metrics', async () => {
-    const gateway = await startGateway({ members: { n1: '127.0.0.1:1' }, host: '127.0.0.1', port: 0 });
+    const gateway = await startGateway({ members: { n1: '127.0.0.1:1' }, gateways: 1, host: '127.0.0.1', port: 0 });
     try {
       const root = gateway.baseUrl.replace(/\/v1$/, '');
       expect((await fetch(`${root}/healthz`)).status).toBe(200);

@@ -6,7 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MEMBER_DATA_ROOT_DEFAULT, type MemberHandle, UsageError, parseMemberArgs, runCli, startMember } from '../../src/index.js';
 import { captureIo } from '../io.js';
 
-const auth = { authorization: 'Bearer any' };
 const PEERS = 'n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=127.0.0.1:7003';
 
 describe('parseMemberArgs', () => {
@@ -18,6 +17,10 @@ describe('parseMemberArgs', () => {
       dataDir: `${MEMBER_DATA_ROOT_DEFAULT}/n2`,
       host: '127.0.0.1',
       port: 8080,
+      adminHost: '127.0.0.1',
+      adminPort: 8081,
+      adminTokenFile: join(MEMBER_DATA_ROOT_DEFAULT, 'n2', 'admin-token'),
+      adminToken: null,
     });
     expect(() => parseMemberArgs(['--peers', PEERS], {})).toThrow(/--id/);
     expect(() => parseMemberArgs(['--id', 'n1'], {})).toThrow(/--peers/);
@@ -73,7 +76,8 @@ describe('startMember (three in one process)', () => {
     const ports = await freePorts(3);
     const peers = Object.fromEntries(ports.map((port, i) => [`n${i + 1}`, `127.0.0.1:${port}`]));
     for (const id of Object.keys(peers)) {
-      const options = parseMemberArgs(['--id', id, '--data', join(root, id), '--port', '0'], { MQ_PEERS: Object.entries(peers).map(([k, v]) => `${k}=${v}`).join(',') })!;
+      const env = { MQ_PEERS: Object.entries(peers).map(([k, v]) => `${k}=${v}`).join(','), MQ_ADMIN_TOKEN: 'k'.repeat(20) };
+      const options = parseMemberArgs(['--id', id, '--data', join(root, id), '--port', '0', '--admin-port', '0'], env)!;
       handles.push(await startMember(options));
     }
     await Promise.all(handles.map((handle) => handle.ready));
@@ -85,7 +89,10 @@ describe('startMember (three in one process)', () => {
       expect(metrics).toContain(`mq_member_ready{member="${handle.member.id}"} 1`);
       expect(metrics).toMatch(/mq_member_raft_role\{member="n\d",group="meta",role="(leader|follower)"\} 1/);
     }
-    const serving = handles.filter((handle) => handle.member.replica('default')?.isServing() === true);
+    // An account made through one member's admin backend; its key works through every member.
+    await handles[0]!.member.admin.createAccount('acct', undefined);
+    const auth = { authorization: `Bearer ${(await handles[0]!.member.admin.createKey('acct')).key}` };
+    const serving = handles.filter((handle) => handle.member.replica('acct/default')?.isServing() === true);
     expect(serving).toHaveLength(1);
     // Through a member that is not the primary: the embedded gateway forwards.
     const other = handles.find((handle) => !serving.includes(handle))!;
@@ -103,7 +110,7 @@ describe('mq member', () => {
       const [grpc] = await freePorts(1);
       // n2 is never started: n1 alone has no quorum, so it serves /healthz but not /readyz.
       const c = captureIo({ MQ_PEERS: `n1=127.0.0.1:${grpc},n2=127.0.0.1:1` });
-      const running = runCli(['member', '--id', 'n1', '--data', dataDir, '--port', '0'], c.io);
+      const running = runCli(['member', '--id', 'n1', '--data', dataDir, '--port', '0', '--admin-port', '0'], c.io);
       const started = await c.waitForLog((record) => typeof record['port'] === 'number');
       expect(started).toMatchObject({ memberId: 'n1', grpcAddress: `127.0.0.1:${grpc}`, dataDir });
       const root = (started['baseUrl'] as string).replace(/\/v1$/, '');

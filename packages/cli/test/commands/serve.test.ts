@@ -1,11 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVE_DATA_DIR_DEFAULT, UsageError, parseServeArgs, runCli, startServe } from '../../src/index.js';
 import { captureIo } from '../io.js';
 
-const auth = { authorization: 'Bearer any' };
+let auth: Record<string, string> = {};
+const ADMIN = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32) };
+
+/** A key of a fresh account on `server` (through its admin backend). */
+async function keyOn(server: { member: { admin: { createAccount(id: string, plan?: string): Promise<unknown>; createKey(id: string): Promise<{ key: string }> } } }): Promise<Record<string, string>> {
+  await server.member.admin.createAccount('t', undefined);
+  return { authorization: `Bearer ${(await server.member.admin.createKey('t')).key}` };
+}
 const dirs: string[] = [];
 
 async function tempDir(): Promise<string> {
@@ -20,13 +27,25 @@ afterEach(async () => {
 
 describe('parseServeArgs', () => {
   it('defaults to ./data on 127.0.0.1:8080', () => {
-    expect(parseServeArgs([], {})).toEqual({ dataDir: SERVE_DATA_DIR_DEFAULT, host: '127.0.0.1', port: 8080 });
+    expect(parseServeArgs([], {})).toEqual({
+      dataDir: SERVE_DATA_DIR_DEFAULT,
+      host: '127.0.0.1',
+      port: 8080,
+      adminHost: '127.0.0.1',
+      adminPort: 8081,
+      adminTokenFile: join(SERVE_DATA_DIR_DEFAULT, 'admin-token'),
+      adminToken: null,
+    });
   });
 
   it('reads MQ_DATA_DIR, MQ_PORT, MQ_HOST; flags win', () => {
     const env = { MQ_DATA_DIR: '/var/mq', MQ_PORT: '9000', MQ_HOST: '0.0.0.0' };
-    expect(parseServeArgs([], env)).toEqual({ dataDir: '/var/mq', host: '0.0.0.0', port: 9000 });
-    expect(parseServeArgs(['--data', './d', '--port=0', '--host', '::1'], env)).toEqual({ dataDir: './d', host: '::1', port: 0 });
+    expect(parseServeArgs([], env)).toMatchObject({ dataDir: '/var/mq', host: '0.0.0.0', port: 9000 });
+    expect(parseServeArgs(['--data', './d', '--port=0', '--host', '::1'], env)).toMatchObject({ dataDir: './d', host: '::1', port: 0 });
+    const admin = { MQ_ADMIN_PORT: '9001', MQ_ADMIN_HOST: '::1', MQ_ADMIN_TOKEN: 't'.repeat(16) };
+    expect(parseServeArgs(['--admin-port', '9002'], admin)).toMatchObject({ adminPort: 9002, adminHost: '::1', adminToken: 't'.repeat(16), adminTokenFile: null });
+    expect(parseServeArgs(['--admin-token-file', '/etc/mq/token'], {})).toMatchObject({ adminTokenFile: '/etc/mq/token', adminToken: null });
+    expect(() => parseServeArgs([], { MQ_ADMIN_TOKEN: 'short' })).toThrow(/MQ_ADMIN_TOKEN/);
   });
 
   it('refuses unknown flags, an empty data directory and bad ports; --help is undefined', () => {
@@ -41,9 +60,10 @@ describe('parseServeArgs', () => {
 describe('startServe', () => {
   it('keeps acknowledged messages across a restart on the same data directory', async () => {
     const dataDir = await tempDir();
-    const first = await startServe({ dataDir, host: '127.0.0.1', port: 0 });
+    const first = await startServe({ dataDir, host: '127.0.0.1', port: 0, ...ADMIN });
     let lease: string;
     try {
+      auth = await keyOn(first);
       expect((await fetch(`${first.baseUrl}/spools/default/queues/jobs`, { method: 'PUT', headers: auth })).status).toBe(201);
       for (const body of ['one', 'two', 'three']) {
         const sent = await fetch(`${first.baseUrl}/spools/default/queues/jobs/send`, { method: 'POST', headers: auth, body });
@@ -54,11 +74,11 @@ describe('startServe', () => {
       lease = received.headers.get('svc-lease')!;
       expect((await fetch(`${first.baseUrl}/spools/default/ack`, { method: 'POST', headers: { ...auth, 'svc-lease': lease } })).status).toBe(204);
       // A second server on the same directory is refused while the first holds it.
-      await expect(startServe({ dataDir, host: '127.0.0.1', port: 0 })).rejects.toThrow();
+      await expect(startServe({ dataDir, host: '127.0.0.1', port: 0, ...ADMIN })).rejects.toThrow();
     } finally {
       await first.close();
     }
-    const second = await startServe({ dataDir, host: '127.0.0.1', port: 0 });
+    const second = await startServe({ dataDir, host: '127.0.0.1', port: 0, ...ADMIN });
     try {
       const bodies: string[] = [];
       for (let i = 0; i < 3; i += 1) {
@@ -73,8 +93,9 @@ describe('startServe', () => {
   });
 
   it('exports storage counters on /metrics that move with durable writes', async () => {
-    const server = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0 });
+    const server = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0, ...ADMIN });
     try {
+      auth = await keyOn(server);
       const metricsUrl = server.baseUrl.replace(/\/v1$/, '/metrics');
       const scrape = async (): Promise<Map<string, number>> => {
         const text = await (await fetch(metricsUrl)).text();
@@ -120,10 +141,10 @@ describe('startServe', () => {
 
   it('rejects when the port is taken, leaving the data directory usable', async () => {
     const dataDir = await tempDir();
-    const first = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0 });
+    const first = await startServe({ dataDir: await tempDir(), host: '127.0.0.1', port: 0, ...ADMIN });
     try {
-      await expect(startServe({ dataDir, host: '127.0.0.1', port: first.port })).rejects.toThrow();
-      const again = await startServe({ dataDir, host: '127.0.0.1', port: 0 });
+      await expect(startServe({ dataDir, host: '127.0.0.1', port: first.port, ...ADMIN })).rejects.toThrow();
+      const again = await startServe({ dataDir, host: '127.0.0.1', port: 0, ...ADMIN });
       await again.close();
     } finally {
       await first.close();
@@ -135,11 +156,21 @@ describe('mq serve', () => {
   it('logs one start line with its address and data directory, serves, and exits 0 on shutdown', async () => {
     const dataDir = await tempDir();
     const c = captureIo({ MQ_DATA_DIR: dataDir });
-    const running = runCli(['serve', '--port', '0'], c.io);
+    const running = runCli(['serve', '--port', '0', '--admin-port', '0'], c.io);
     const started = await c.waitForLog((record) => typeof record['port'] === 'number');
-    expect(started).toMatchObject({ dataDir, variant: 'durable', memberId: 'n1' });
+    expect(started).toMatchObject({ dataDir, variant: 'durable', memberId: 'n1', adminTokenFile: join(dataDir, 'admin-token') });
     const baseUrl = started['baseUrl'] as string;
-    expect((await fetch(`${baseUrl}/spools/default`, { headers: auth })).status).toBe(200);
+    // Without an account's key the API answers 401; the admin API (token written to the data
+    // directory, mode 0600) makes one.
+    expect((await fetch(`${baseUrl}/spools/default`, { headers: { authorization: 'Bearer any' } })).status).toBe(401);
+    const token = (await readFile(join(dataDir, 'admin-token'), 'utf8')).trim();
+    expect((await stat(join(dataDir, 'admin-token'))).mode & 0o777).toBe(0o600);
+    const admin = `http://${started['adminAddress'] as string}/admin/v1`;
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    expect((await fetch(`${admin}/accounts`, { method: 'POST', headers: { ...headers, authorization: 'Bearer wrong-token-wrong-token' }, body: '{"id":"a"}' })).status).toBe(401);
+    expect((await fetch(`${admin}/accounts`, { method: 'POST', headers, body: '{"id":"a"}' })).status).toBe(201);
+    const key = (await (await fetch(`${admin}/accounts/a/keys`, { method: 'POST', headers })).json()) as { key: string };
+    expect((await fetch(`${baseUrl}/spools/default`, { headers: { authorization: `Bearer ${key.key}` } })).status).toBe(200);
     const metrics = await (await fetch(baseUrl.replace(/\/v1$/, '/metrics'))).text();
     expect(metrics).toContain('mq_member_spool_serving{member="n1",spool="default"');
     c.shutdown.abort();

@@ -13,6 +13,7 @@
 
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { MqError, type Plan, resolvePlan, type SpoolService } from '@mq/engine';
+import type { AuthTable } from '@mq/gateway';
 import {
   GroupRouter,
   GrpcTransport,
@@ -30,10 +31,19 @@ import { PatternCache } from '../host/patterns.js';
 import type { SpoolHost } from '../host/spool-host.js';
 import { TokenCodec } from '../host/tokens.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
-import type { MetaCommand, MetaResult } from './meta-commands.js';
+import {
+  type AccountWatcher,
+  type AccountsHost,
+  accountsServiceRegistration,
+} from '../rpc/accounts-rpc.js';
+import { MemberAdmin } from './member-admin.js';
+import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
+import { hex } from './meta-state.js';
+import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
+import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
 import {
   type ClusterCodecs,
   SpoolReplica,
@@ -61,8 +71,40 @@ interface ReadyWaiter {
   readonly timer: NodeJS.Timeout;
 }
 
-export class Member {
+/** Metadata commands that change what gateways authenticate with. */
+const AUTH_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
+  'createAccount',
+  'putAccount',
+  'putKey',
+  'deleteKey',
+  'setKeyBlocked',
+  'putPlan',
+]);
+/** Metadata commands that change the plan some spool should have. */
+const PLAN_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
+  'createAccount',
+  'putAccount',
+  'putPlan',
+  'createSpool',
+]);
+/** Listeners of auth table changes (in-process gateways, watch streams). */
+const AUTH_LISTENERS_MAX = 2_048;
+
+export class Member implements AccountsHost {
   readonly id: string;
+  /** The admin API's backend (accounts, keys, plans, spools) on this member. */
+  readonly admin: MemberAdmin;
+  /** Gateways watching the auth table through this member (the accounts service). */
+  readonly watchers = new Set<AccountWatcher>();
+  private readonly authListeners = new Set<() => void>();
+  private authPushScheduled = false;
+  /** The auth table version last pushed to the listeners. */
+  private pushedAuthVersion = -1;
+  /** Each account spool's plan as the metadata says (spools outside accounts: none). */
+  private spoolPlans = new Map<string, Plan>();
+  /** Spools whose setPlan is being proposed here. */
+  private readonly planProposals = new Set<string>();
+  private readonly peers: Record<string, string>;
   /** Routes each call to this member's replica of the spool while it is the primary. */
   readonly service: SpoolService;
   private readonly options: MemberOptions;
@@ -93,6 +135,8 @@ export class Member {
       (spool) => this.hostFor(spool),
       () => this.isServiceReady(),
     );
+    this.peers = { ...options.peers };
+    this.admin = new MemberAdmin(this);
   }
 
   /**
@@ -165,7 +209,7 @@ export class Member {
       selfId: this.id,
       listen: options.listen ?? options.peers[this.id]!,
       peers: options.peers,
-      services: options.grpcServices?.(this.service) ?? [],
+      services: [...(options.grpcServices?.(this.service) ?? []), accountsServiceRegistration(this)],
     });
     this.grpcTransport = transport;
     return transport;
@@ -181,7 +225,90 @@ export class Member {
    * injected transport.
    */
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
+    Object.assign(this.peers, peers);
     this.grpcTransport?.setPeers(peers);
+  }
+
+  /** The gRPC address of member `id` (as configured). */
+  peerAddress(id: string): string | undefined {
+    return this.peers[id];
+  }
+
+  /**
+   * Whether this member's replica of `spool` knows its primary, and serves it under the
+   * metadata's plan when this member is the primary.
+   */
+  spoolServed(spool: string): boolean {
+    const replica = this.replicas.get(spool);
+    if (replica === undefined || !replica.hasKnownPrimary()) return false;
+    if (replica.leaderId() !== this.id) return true;
+    const plan = this.spoolPlans.get(spool);
+    return plan === undefined || samePlan(replica.engine.plan, plan);
+  }
+
+  /** The replica set a new spool named `name` gets (min(members, replicasPerSpool)). */
+  placeSpool(name: string): string[] {
+    const members = this.meta.state.members;
+    return placeReplicas(name, members, this.options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT);
+  }
+
+  // ---- Accounts (AccountsHost) ---------------------------------------------------------------
+
+  /** What gateways authenticate with, as of the metadata this member has applied. */
+  authTable(): AuthTable {
+    const state = this.meta.state;
+    const accounts = [...state.accounts.values()].map((account) => {
+      const plan = state.plans.get(account.plan);
+      return {
+        id: account.id,
+        state: account.state,
+        messageSizeMaxBytes: plan?.messageSizeMaxBytes ?? this.plan.messageSizeMaxBytes,
+        requestsPerSecond: plan?.requestsPerSecond ?? 0,
+        requestBurst: plan?.requestBurst ?? 0,
+      };
+    });
+    const keys = [...state.keys.values()].map((key) => ({
+      hashHex: hex(key.hash),
+      accountId: key.accountId,
+      blocked: key.blocked,
+    }));
+    return { version: this.meta.status().appliedIndex, accounts, keys };
+  }
+
+  /**
+   * Calls `listener` (synchronously, inside the push) after every change of accounts, keys or
+   * plans is applied here. Returns the unsubscribe. Throws RangeError past AUTH_LISTENERS_MAX.
+   */
+  onAuthChange(listener: () => void): () => void {
+    if (this.authListeners.size >= AUTH_LISTENERS_MAX) throw new RangeError('too many listeners');
+    this.authListeners.add(listener);
+    return () => this.authListeners.delete(listener);
+  }
+
+  /**
+   * Whether this member applied the metadata up to `index`, pushed it to its in-process
+   * listeners, and every gateway watching it acknowledged a table that new.
+   */
+  authPropagated(index: number): boolean {
+    if (this.meta.status().appliedIndex < index || this.pushedAuthVersion < index) return false;
+    for (const watcher of this.watchers) if (watcher.acked < index) return false;
+    return true;
+  }
+
+  handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.admin.handleCall(request);
+  }
+
+  private scheduleAuthPush(): void {
+    if (this.authPushScheduled) return;
+    this.authPushScheduled = true;
+    // Once per event-loop turn, after the whole batch of applied entries.
+    setImmediate(() => {
+      this.authPushScheduled = false;
+      if (this.closing || this.metaValue === null) return;
+      this.pushedAuthVersion = this.meta.status().appliedIndex;
+      for (const listener of [...this.authListeners]) listener();
+    });
   }
 
   /** The bound gRPC address (`host:port`), null with an injected transport. */
@@ -261,6 +388,8 @@ export class Member {
     await Promise.all([...this.starting.values(), ...this.stopping.values()]);
     await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
     this.replicas.clear();
+    this.authListeners.clear();
+    this.admin.close();
     await this.metaValue?.close();
     await this.transport?.close();
     if (this.ownsStorage) await this.storageValue.close();
@@ -272,7 +401,17 @@ export class Member {
   private hostFor(spool: string): SpoolHost {
     if (this.closing) throw unavailable(`member ${this.id} is closing`);
     const replica = this.replicas.get(spool);
-    if (replica !== undefined) return replica.servingHost();
+    if (replica !== undefined) {
+      const host = replica.servingHost();
+      const plan = this.spoolPlans.get(spool);
+      if (plan !== undefined && !samePlan(replica.engine.plan, plan)) {
+        // The account's plan is not in the spool's log yet: nothing is served under another
+        // plan. The gateway retries here shortly (this member is the primary).
+        this.reconcilePlan(spool);
+        throw notPrimary(spool, this.id);
+      }
+      return host;
+    }
     const state = this.metaValue?.state;
     if (state === undefined || !state.initialized) {
       throw unavailable('cluster metadata is not loaded yet; retry');
@@ -315,7 +454,53 @@ export class Member {
     if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
       this.stopReplica(command.name);
     }
+    if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
+    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
     this.reconcile();
+  }
+
+  /** Recomputes every account spool's plan from the metadata and logs the changed ones. */
+  private refreshSpoolPlans(): void {
+    const state = this.metaValue?.state;
+    if (state === undefined) return;
+    const plans = new Map<string, Plan>();
+    for (const name of state.spools.keys()) {
+      const plan = state.planOfSpool(name);
+      if (plan !== null) plans.set(name, spoolPlanOf(plan));
+    }
+    this.spoolPlans = plans;
+    for (const name of this.replicas.keys()) this.reconcilePlan(name);
+  }
+
+  /**
+   * While this member serves `spool` and its engine's plan differs from the metadata's, proposes
+   * a setPlan (one at a time per spool; retried a tick after a failure while still serving).
+   */
+  private reconcilePlan(spool: string): void {
+    const replica = this.replicas.get(spool);
+    const plan = this.spoolPlans.get(spool);
+    if (replica === undefined || plan === undefined || !replica.isServing()) return;
+    if (samePlan(replica.engine.plan, plan) || this.planProposals.has(spool)) return;
+    let host: SpoolHost;
+    try {
+      host = replica.servingHost();
+    } catch {
+      return; // not under the leader lease yet: the next change or call brings us back
+    }
+    this.planProposals.add(spool);
+    host.setPlan(plan).then(
+      () => {
+        this.planProposals.delete(spool);
+        this.reconcilePlan(spool); // the metadata may have moved on meanwhile
+      },
+      () => {
+        const retry = setTimeout(() => {
+          this.planProposals.delete(spool);
+          this.reconcilePlan(spool);
+        }, this.options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT);
+        retry.unref();
+      },
+    );
   }
 
   /** Starts the replicas the metadata places here and hands them the codecs once known. */
@@ -362,7 +547,10 @@ export class Member {
       ...(options.waitersPerQueueMax === undefined
         ? {}
         : { waitersPerQueueMax: options.waitersPerQueueMax }),
-      onChange: () => this.checkReady(),
+      onChange: () => {
+        this.checkReady();
+        this.reconcilePlan(spool);
+      },
     }).then(
       async (replica) => {
         this.starting.delete(spool);
@@ -400,4 +588,18 @@ export class Member {
       });
     this.stopping.set(spool, stop);
   }
+}
+
+/** Whether two plans set the same limits. */
+function samePlan(a: Plan, b: Plan): boolean {
+  return (
+    a === b ||
+    (a.queuesPerSpoolMax === b.queuesPerSpoolMax &&
+      a.retentionLimitSeconds === b.retentionLimitSeconds &&
+      a.retentionDefaultSeconds === b.retentionDefaultSeconds &&
+      a.messagesPerSpoolMax === b.messagesPerSpoolMax &&
+      a.payloadBytesPerSpoolMax === b.payloadBytesPerSpoolMax &&
+      a.messageSizeMaxBytes === b.messageSizeMaxBytes &&
+      a.dedupKeysPerSpoolMax === b.dedupKeysPerSpoolMax)
+  );
 }

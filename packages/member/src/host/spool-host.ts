@@ -15,6 +15,7 @@ import {
   type MessageView,
   MqError,
   type Page,
+  type Plan,
   type PeekResult,
   type Queue,
   type QueueView,
@@ -228,6 +229,16 @@ export class SpoolHost {
     const result = await this.append({ type: 'createQueue', name, settings });
     if (result.kind !== 'queue') throw unexpected(result);
     return this.engine.queueView(this.engine.queueByGen(result.queueGen)!);
+  }
+
+  /**
+   * Logs the spool's plan limits (the metadata's plan of the owning account): every replica
+   * applies them at this point of the log. Rejects as any write (503, 500 unconfirmed).
+   */
+  async setPlan(plan: Plan): Promise<void> {
+    const result = await this.append({ type: 'setPlan', plan });
+    if (result.kind !== 'ok') throw unexpected(result);
+    this.rearm();
   }
 
   /** 200 view; 404, 409 queue_deleting, 403 retention_limit, 400 invalid_argument. */

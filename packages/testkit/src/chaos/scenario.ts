@@ -83,7 +83,6 @@ const RETRY_PAUSE_MS = 500;
 const CONVERGE_POLL_MS = 250;
 /** Added to the workload's bound beyond twice the schedule (see `workloadBoundMs`). */
 const WORKLOAD_MARGIN_MS = 120_000;
-const API_KEY = 'chaos';
 
 /**
  * Runs one scenario (see the file comment) and checks it. Resolves with the report whatever the
@@ -153,7 +152,8 @@ async function exercise(
   log(`chaos: seed ${options.seed}, ${episodes} episodes, data in ${cluster.rootDir}`);
   await cluster.start();
   await cluster.waitReady(SETTLE_TIMEOUT_MS);
-  const target: WorkloadTarget = { baseUrl: cluster.baseUrl, apiKey: API_KEY };
+  // The harness's test account (its spools are the ones primaryOf and the workload name).
+  const target: WorkloadTarget = { baseUrl: cluster.baseUrl, apiKey: await retried(() => cluster.apiKey()) };
   await retried(() => setupQueues(model, target));
   const history = new History();
   const injector = new FaultInjector(cluster, mesh, model.spool);

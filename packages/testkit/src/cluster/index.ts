@@ -22,4 +22,12 @@ export {
   type ProcessClusterOptions,
 } from './process-cluster.js';
 export { ServeProcess, type ServeProcessOptions } from './serve-process.js';
+export {
+  AdminClient,
+  AdminError,
+  type AdminAnswer,
+  TEST_ACCOUNT,
+  randomAdminToken,
+} from './admin-client.js';
+export { spoolIdentity } from './process-cluster.js';
 export { CLI_MAIN, REPO_ROOT } from './repo-paths.js';

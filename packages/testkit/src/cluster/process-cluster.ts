@@ -13,6 +13,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AdminClient, TEST_ACCOUNT, randomAdminToken } from './admin-client.js';
 import { ClusterNode } from './cluster-node.js';
 import { freePorts } from './free-ports.js';
 import { metricSamples } from './metrics-text.js';
@@ -22,6 +23,8 @@ export interface ProcessClusterOptions {
   readonly members?: number;
   /** Run a standalone `mq gateway` in front; default true. */
   readonly gateway?: boolean;
+  /** Standalone gateways (each given `--gateways N`); default 1 when `gateway`, else 0. */
+  readonly gateways?: number;
   /** Directory for data and logs; default a new temp directory (removed by `stop()`). */
   readonly rootDir?: string;
   /** Keep the root directory at `stop()` (logs and data for a post-mortem); default false. */
@@ -45,8 +48,13 @@ const POLL_MS = 100;
 
 export class ProcessCluster {
   readonly rootDir: string;
+  /** The admin token every member is started with (MQ_ADMIN_TOKEN). */
+  readonly adminToken = randomAdminToken();
   private readonly membersValue: ClusterNode[] = [];
+  private readonly adminPorts = new Map<string, number>();
   private gatewayValue: ClusterNode | null = null;
+  private readonly gatewaysValue: ClusterNode[] = [];
+  private testKey: Promise<string> | null = null;
   private readonly ownsRoot: boolean;
   private readonly keepFiles: boolean;
   private peersForValue: PeersFor | null = null;
@@ -72,17 +80,20 @@ export class ProcessCluster {
     await mkdir(join(rootDir, 'logs'), { recursive: true });
     const ownsRoot = options.rootDir === undefined;
     const cluster = new ProcessCluster(rootDir, ownsRoot, options.keepFiles ?? false);
-    const withGateway = options.gateway ?? true;
-    const ports = await freePorts(2 * count + (withGateway ? 1 : 0));
+    const gateways = options.gateways ?? ((options.gateway ?? true) ? 1 : 0);
+    if (!Number.isSafeInteger(gateways) || gateways < 0 || gateways > PROCESS_CLUSTER_MEMBERS_MAX) {
+      throw new RangeError(`gateways must be 0..${PROCESS_CLUSTER_MEMBERS_MAX}, got ${gateways}`);
+    }
+    const ports = await freePorts(3 * count + gateways);
     const ids = Array.from({ length: count }, (_, i) => `n${i + 1}`);
-    const addresses = Object.fromEntries(ids.map((id, i) => [id, `127.0.0.1:${ports[2 * i]}`]));
-    const shared = {
-      ...(options.env === undefined ? {} : { env: options.env }),
-      ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
-    };
+    const addresses = Object.fromEntries(ids.map((id, i) => [id, `127.0.0.1:${ports[3 * i]}`]));
+    const nodeArgs = options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs };
+    const memberEnv = { ...options.env, MQ_ADMIN_TOKEN: cluster.adminToken };
     for (const [i, id] of ids.entries()) {
       const dataDir = join(rootDir, id, 'data');
-      const httpPort = ports[2 * i + 1]!;
+      const httpPort = ports[3 * i + 1]!;
+      const adminPort = ports[3 * i + 2]!;
+      cluster.adminPorts.set(id, adminPort);
       const node: ClusterNode = new ClusterNode({
         id,
         kind: 'member',
@@ -95,26 +106,33 @@ export class ProcessCluster {
           ...['--id', id, '--peers', memberList(cluster.peersOf(id, addresses))],
           ...['--listen', addresses[id]!, '--data', dataDir],
           ...['--port', String(httpPort), '--host', '127.0.0.1'],
+          ...['--admin-port', String(adminPort), '--admin-host', '127.0.0.1'],
         ],
-        ...shared,
+        env: memberEnv,
+        ...nodeArgs,
       });
       cluster.membersValue.push(node);
     }
-    if (withGateway) {
-      const httpPort = ports[2 * count]!;
-      cluster.gatewayValue = new ClusterNode({
-        id: 'gateway',
+    for (let g = 0; g < gateways; g++) {
+      const httpPort = ports[3 * count + g]!;
+      const id = g === 0 ? 'gateway' : `gateway${g + 1}`;
+      const node = new ClusterNode({
+        id,
         kind: 'gateway',
         httpPort,
-        logPath: join(rootDir, 'logs', 'gateway.log'),
+        logPath: join(rootDir, 'logs', `${id}.log`),
         args: () => [
           'gateway',
           ...['--members', memberList(cluster.gatewayMembersOf(addresses))],
           ...['--port', String(httpPort), '--host', '127.0.0.1'],
+          ...['--gateways', String(gateways)],
         ],
-        ...shared,
+        ...(options.env === undefined ? {} : { env: options.env }),
+        ...nodeArgs,
       });
+      cluster.gatewaysValue.push(node);
     }
+    cluster.gatewayValue = cluster.gatewaysValue[0] ?? null;
     return cluster;
   }
 
@@ -136,7 +154,34 @@ export class ProcessCluster {
    */
   async start(): Promise<void> {
     await Promise.all(this.membersValue.map((member) => member.start()));
-    await this.gatewayValue?.start();
+    await Promise.all(this.gatewaysValue.map((gateway) => gateway.start()));
+  }
+
+  /** Every standalone gateway (the first is `gateway()`). */
+  get gateways(): readonly ClusterNode[] {
+    return this.gatewaysValue;
+  }
+
+  /** The admin API of member `i` (0-based). */
+  admin(i = 0): AdminClient {
+    const id = this.member(i).id;
+    return new AdminClient(`http://127.0.0.1:${this.adminPorts.get(id)!}`, this.adminToken);
+  }
+
+  /**
+   * An API key of the test account (created once, through the first live member's admin API,
+   * after the cluster is ready). Spool names the harness takes without an account (`primaryOf`,
+   * `waitPrimary`) are this account's.
+   */
+  apiKey(): Promise<string> {
+    if (this.testKey === null) {
+      const live = this.membersValue.findIndex((member) => member.alive && !member.paused);
+      this.testKey = this.admin(Math.max(0, live)).testKey();
+      this.testKey.catch(() => {
+        this.testKey = null;
+      });
+    }
+    return this.testKey;
   }
 
   /** Replaces the peers members are given at their next (re)start (a ProxyMesh's peersFor). */
@@ -214,6 +259,7 @@ export class ProcessCluster {
    * the one of the higher term. Null when none does.
    */
   async primaryOf(spool = 'default'): Promise<string | null> {
+    spool = spoolIdentity(spool);
     const live = this.membersValue.filter((member) => member.alive && !member.paused);
     const claims = await Promise.all(live.map((member) => servingTerm(member, spool)));
     let best: { id: string; term: number } | null = null;
@@ -261,8 +307,7 @@ export class ProcessCluster {
   }
 
   private nodes(): ClusterNode[] {
-    const gateway = this.gatewayValue === null ? [] : [this.gatewayValue];
-    return [...this.membersValue, ...gateway];
+    return [...this.membersValue, ...this.gatewaysValue];
   }
 
   private peersOf(id: string, addresses: Addresses): Addresses {
@@ -273,6 +318,11 @@ export class ProcessCluster {
     const members = this.gatewayMembersValue;
     return members === null ? addresses : members('gateway', addresses);
   }
+}
+
+/** A spool's cluster identity: a name without an account is the test account's. */
+export function spoolIdentity(spool: string): string {
+  return spool.includes('/') ? spool : `${TEST_ACCOUNT}/${spool}`;
 }
 
 /** `id=address,...` as the CLI takes it. */

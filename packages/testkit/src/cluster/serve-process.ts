@@ -4,6 +4,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AdminClient, randomAdminToken } from './admin-client.js';
 import { ClusterNode } from './cluster-node.js';
 import { freePorts } from './free-ports.js';
 
@@ -17,13 +18,27 @@ export interface ServeProcessOptions {
 
 export class ServeProcess {
   private stopped = false;
+  private testKey: Promise<string> | null = null;
 
   private constructor(
     /** The `mq serve` process (kill, pause, restart, wipe, metrics, tail). */
     readonly node: ClusterNode,
     readonly rootDir: string,
     private readonly removeRoot: boolean,
+    /** Its admin API (MQ_ADMIN_TOKEN set by the harness). */
+    readonly admin: AdminClient,
   ) {}
+
+  /** An API key of the test account (created once). */
+  apiKey(): Promise<string> {
+    if (this.testKey === null) {
+      this.testKey = this.admin.testKey();
+      this.testKey.catch(() => {
+        this.testKey = null;
+      });
+    }
+    return this.testKey;
+  }
 
   /**
    * Starts `mq serve --data <root>/data --port <free> --host 127.0.0.1` and resolves once it
@@ -32,20 +47,25 @@ export class ServeProcess {
   static async start(options: ServeProcessOptions = {}): Promise<ServeProcess> {
     const rootDir = options.rootDir ?? (await mkdtemp(join(tmpdir(), 'mq-serve-')));
     await mkdir(rootDir, { recursive: true });
-    const [port] = await freePorts(1);
+    const [port, adminPort] = await freePorts(2);
     const dataDir = join(rootDir, 'data');
+    const token = randomAdminToken();
     const node = new ClusterNode({
       id: 'serve',
       kind: 'serve',
       httpPort: port!,
       dataDir,
       logPath: join(rootDir, 'serve.log'),
-      args: () => ['serve', '--data', dataDir, '--port', String(port), '--host', '127.0.0.1'],
-      ...(options.env === undefined ? {} : { env: options.env }),
+      args: () => [
+        ...['serve', '--data', dataDir, '--port', String(port), '--host', '127.0.0.1'],
+        ...['--admin-port', String(adminPort), '--admin-host', '127.0.0.1'],
+      ],
+      env: { ...options.env, MQ_ADMIN_TOKEN: token },
       ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
     });
     const removeRoot = options.rootDir === undefined && options.keepFiles !== true;
-    const serve = new ServeProcess(node, rootDir, removeRoot);
+    const admin = new AdminClient(`http://127.0.0.1:${adminPort}`, token);
+    const serve = new ServeProcess(node, rootDir, removeRoot, admin);
     try {
       await node.start();
     } catch (error) {

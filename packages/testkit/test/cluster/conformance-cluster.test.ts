@@ -7,12 +7,14 @@ import { ProcessCluster, ensureCliBuilt } from '../../src/cluster/index.js';
 
 const START_TIMEOUT_MS = 180_000;
 let cluster: ProcessCluster | undefined;
+let apiKey = '';
 
 beforeAll(async () => {
   await ensureCliBuilt();
   cluster = await ProcessCluster.start({ members: 3 });
   try {
     await cluster.waitReady();
+    apiKey = await cluster.apiKey();
   } catch (error) {
     await cluster.stop();
     cluster = undefined;
@@ -30,9 +32,9 @@ defineConformanceSuite('three members behind a gateway (processes)', () => {
   if (cluster === undefined) throw new Error('the cluster did not start');
   return {
     baseUrl: cluster.baseUrl,
-    apiKey: 'any-key-will-do',
+    apiKey,
     spool: 'default',
-    capabilities: { anyKeyAccepted: true },
+    capabilities: { anyKeyAccepted: false },
     newQueueName,
   };
 });

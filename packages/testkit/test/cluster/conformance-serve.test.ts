@@ -6,10 +6,12 @@ import { defineConformanceSuite, queueNamer } from '../../src/conformance/index.
 import { ServeProcess, ensureCliBuilt } from '../../src/cluster/index.js';
 
 let serve: ServeProcess | undefined;
+let apiKey = '';
 
 beforeAll(async () => {
   await ensureCliBuilt();
   serve = await ServeProcess.start();
+  apiKey = await serve.apiKey();
 }, 180_000);
 
 afterAll(async () => {
@@ -22,9 +24,9 @@ defineConformanceSuite('mq serve (process)', () => {
   if (serve === undefined) throw new Error('mq serve did not start');
   return {
     baseUrl: serve.baseUrl,
-    apiKey: 'any-key-will-do',
+    apiKey,
     spool: 'default',
-    capabilities: { anyKeyAccepted: true },
+    capabilities: { anyKeyAccepted: false },
     newQueueName,
   };
 });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   await cluster.waitReady();
   api = new Api({
     baseUrl: cluster.baseUrl,
-    apiKey: 'failover',
+    apiKey: await cluster.apiKey(),
     spool: 'default',
     newQueueName: queueNamer('failover'),
   });

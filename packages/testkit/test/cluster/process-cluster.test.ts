@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { Api, queueNamer } from '../../src/conformance/index.js';
-import { ProcessCluster, ensureCliBuilt, metricSamples } from '../../src/cluster/index.js';
+import { ProcessCluster, TEST_ACCOUNT, ensureCliBuilt, metricSamples } from '../../src/cluster/index.js';
 import { drainQueue } from './send-stream.js';
 
 let cluster: ProcessCluster;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   await ensureCliBuilt();
   cluster = await ProcessCluster.start({ members: 3 });
   await cluster.waitReady();
-  api = new Api({ baseUrl: cluster.baseUrl, apiKey: 'harness', spool: 'default', newQueueName: queueNamer('harness') });
+  api = new Api({ baseUrl: cluster.baseUrl, apiKey: await cluster.apiKey(), spool: 'default', newQueueName: queueNamer('harness') });
 }, 180_000);
 
 afterAll(async () => {
@@ -56,7 +56,7 @@ describe('ProcessCluster', () => {
     let serving = 0;
     for (const member of cluster.members) {
       const text = await member.metrics();
-      const sample = metricSamples(text, 'mq_member_spool_serving').find((s) => s.labels['spool'] === 'default');
+      const sample = metricSamples(text, 'mq_member_spool_serving').find((s) => s.labels['spool'] === `${TEST_ACCOUNT}/default`);
       expect(sample, member.id).toBeDefined();
       serving += sample!.value;
       expect(metricSamples(text, 'mq_member_ready')[0]?.value).toBe(1);

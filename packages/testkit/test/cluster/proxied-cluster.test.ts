@@ -20,7 +20,7 @@ beforeAll(async () => {
   cluster.setGatewayMembers(() => mesh.peersFor('gateway'));
   await cluster.start();
   await cluster.waitReady();
-  api = new Api({ baseUrl: cluster.baseUrl, apiKey: 'proxied', spool: 'default', newQueueName: queueNamer('proxied') });
+  api = new Api({ baseUrl: cluster.baseUrl, apiKey: await cluster.apiKey(), spool: 'default', newQueueName: queueNamer('proxied') });
 }, 180_000);
 
 afterAll(async () => {

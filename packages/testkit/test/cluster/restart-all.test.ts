@@ -18,7 +18,7 @@ beforeAll(async () => {
   await ensureCliBuilt();
   cluster = await ProcessCluster.start({ members: 3 });
   await cluster.waitReady();
-  api = new Api({ baseUrl: cluster.baseUrl, apiKey: 'restart', spool: 'default', newQueueName: queueNamer('restart') });
+  api = new Api({ baseUrl: cluster.baseUrl, apiKey: await cluster.apiKey(), spool: 'default', newQueueName: queueNamer('restart') });
 }, 180_000);
 
 afterAll(async () => {

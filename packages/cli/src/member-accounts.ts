@@ -1,0 +1,14 @@
+// A gateway inside a member process authenticates from the member's own metadata replica: an
+// AccountDirectory replaced synchronously on every change the member applies (so the member's
+// admin calls, which wait for this push, return only once it is in force here too).
+
+import { AccountDirectory } from '@mq/gateway';
+import type { Member } from '@mq/member';
+
+/** The directory of `member`'s accounts, kept current until the member closes. */
+export function memberDirectory(member: Member): AccountDirectory {
+  const directory = new AccountDirectory();
+  directory.replace(member.authTable());
+  member.onAuthChange(() => directory.replace(member.authTable()));
+  return directory;
+}

@@ -1,0 +1,130 @@
+// A standalone gateway's link to the accounts table: one Watch stream to one member at a time.
+// Every table received replaces the directory's and is acknowledged. When the stream breaks (the
+// member stopped, or gRPC keepalive found the link dead), the watch moves to the next member
+// (round robin) after a backoff. Keys are therefore as current as the watched
+// member's metadata replica, which applies a committed change within a heartbeat.
+
+import * as grpc from '@grpc/grpc-js';
+import type { AccountDirectory } from './account-directory.js';
+import { ACCOUNTS_WATCH_PATH, encodeAck } from './account-service.js';
+import { AUTH_TABLE_BYTES_MAX, decodeAuthTable } from './auth-table.js';
+
+export interface AccountWatchOptions {
+  /** Member id -> gRPC address. */
+  readonly members: Readonly<Record<string, string>>;
+  readonly directory: AccountDirectory;
+  /** Wait before trying the next member, ms (doubles up to `retryMsMax`). */
+  readonly retryMsMin?: number;
+  readonly retryMsMax?: number;
+  /** Told about a table that does not decode (the stream is dropped and retried). */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface AccountWatchStats {
+  readonly member: string | null;
+  readonly tables: number;
+  readonly switches: number;
+  readonly version: number;
+}
+
+const passThrough = (bytes: Buffer): Buffer => bytes;
+
+export class AccountWatch {
+  private readonly ids: string[];
+  private readonly clients = new Map<string, grpc.Client>();
+  private next = 0;
+  private stream: grpc.ClientDuplexStream<Buffer, Buffer> | null = null;
+  private member: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private retryMs: number;
+  private closed = false;
+  private tables = 0;
+  private switches = 0;
+
+  /** Starts watching at once. Throws RangeError for an empty member list. */
+  constructor(private readonly options: AccountWatchOptions) {
+    this.ids = Object.keys(options.members).sort();
+    if (this.ids.length === 0) throw new RangeError('AccountWatch needs at least one member');
+    this.retryMs = options.retryMsMin ?? 100;
+    this.open();
+  }
+
+  stats(): AccountWatchStats {
+    return {
+      member: this.member,
+      tables: this.tables,
+      switches: this.switches,
+      version: this.options.directory.version,
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.stream?.cancel();
+    this.stream = null;
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  private client(id: string): grpc.Client {
+    let client = this.clients.get(id);
+    if (client === undefined) {
+      client = new grpc.Client(this.options.members[id]!, grpc.credentials.createInsecure(), {
+        'grpc.max_receive_message_length': AUTH_TABLE_BYTES_MAX,
+        'grpc.keepalive_time_ms': 10_000,
+        'grpc.keepalive_timeout_ms': 5_000,
+        'grpc.initial_reconnect_backoff_ms': 100,
+        'grpc.max_reconnect_backoff_ms': 1_000,
+      });
+      this.clients.set(id, client);
+    }
+    return client;
+  }
+
+  private open(): void {
+    if (this.closed) return;
+    const id = this.ids[this.next % this.ids.length]!;
+    this.next++;
+    this.member = id;
+    const stream = this.client(id).makeBidiStreamRequest<Buffer, Buffer>(
+      ACCOUNTS_WATCH_PATH,
+      passThrough,
+      passThrough,
+    );
+    this.stream = stream;
+    stream.on('data', (bytes: Buffer) => this.onTable(stream, bytes));
+    stream.on('error', () => this.broken(stream));
+    stream.on('end', () => this.broken(stream));
+  }
+
+  private onTable(stream: grpc.ClientDuplexStream<Buffer, Buffer>, bytes: Buffer): void {
+    if (stream !== this.stream) return;
+    let table;
+    try {
+      table = decodeAuthTable(bytes);
+    } catch (error) {
+      this.options.onError?.(error);
+      stream.cancel();
+      return;
+    }
+    this.options.directory.replace(table);
+    this.tables++;
+    this.retryMs = this.options.retryMsMin ?? 100;
+    stream.write(Buffer.from(encodeAck(table.version)));
+  }
+
+  private broken(stream: grpc.ClientDuplexStream<Buffer, Buffer>): void {
+    if (stream !== this.stream || this.closed) return;
+    this.stream = null;
+    this.switches++;
+    const wait = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, this.options.retryMsMax ?? 1_000);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.open();
+    }, wait);
+    this.timer.unref();
+  }
+}

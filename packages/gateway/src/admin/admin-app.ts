@@ -1,0 +1,183 @@
+// The admin HTTP API: accounts, keys, plans, spools and the cluster's shape, on its own listener
+// (never the public port), guarded by the admin token (`Authorization: Bearer <token>`). JSON in,
+// JSON out, errors as the public API renders them. Routes (all under /admin/v1):
+//   GET accounts | POST accounts {id, plan?} | GET accounts/:id | PATCH accounts/:id {state?, plan?}
+//   POST accounts/:id/keys -> 201 {id, accountId, blocked, key} (the key is shown only here)
+//   PATCH keys/:keyId {blocked} | DELETE keys/:keyId (revoke)
+//   GET plans | PUT plans/:name {limits...}
+//   PUT accounts/:id/spools/:spool | DELETE accounts/:id/spools/:spool
+//   POST accounts/:id/spools/:spool/move {to}
+//   GET cluster
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { MqError } from '@mq/engine';
+import { bearerKey } from '../auth.js';
+import { errorResponse, mqErrorResponse } from '../error-response.js';
+import { jsonResponse } from '../responses.js';
+import type { AdminAccountState, AdminBackend, AdminPlan } from './admin-backend.js';
+
+/** Largest admin request body. */
+export const ADMIN_BODY_BYTES_MAX = 16_384;
+/** Shortest admin token accepted at start-up (the token guards every account). */
+export const ADMIN_TOKEN_CHARS_MIN = 16;
+
+const STATES: readonly AdminAccountState[] = ['active', 'suspended', 'blocked'];
+const PLAN_FIELDS: readonly (keyof AdminPlan)[] = [
+  'queuesPerSpoolMax',
+  'retentionLimitSeconds',
+  'retentionDefaultSeconds',
+  'messagesPerSpoolMax',
+  'payloadBytesPerSpoolMax',
+  'messageSizeMaxBytes',
+  'dedupKeysPerSpoolMax',
+  'requestsPerSecond',
+  'requestBurst',
+];
+
+export interface AdminAppOptions {
+  /** The admin token (>= ADMIN_TOKEN_CHARS_MIN characters). */
+  readonly token: string;
+  readonly logError?: (error: unknown) => void;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+function invalid(field: string, message: string): MqError {
+  return new MqError('invalid_argument', message, { field });
+}
+
+async function jsonBody(c: Context): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (text.length > ADMIN_BODY_BYTES_MAX) throw new MqError('invalid_json', 'body too large');
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new MqError('invalid_json', 'the body is not JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new MqError('invalid_json', 'the body is not a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const field of Object.keys(body)) {
+    if (!allowed.includes(field)) {
+      throw new MqError('unknown_field', `unknown field ${field}`, { field });
+    }
+  }
+}
+
+function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw invalid(field, `${field} must be a string`);
+  return value;
+}
+
+function planOf(body: Record<string, unknown>): Partial<AdminPlan> {
+  onlyFields(body, PLAN_FIELDS);
+  const plan: Record<string, number> = {};
+  for (const field of PLAN_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      throw invalid(field, `${field} must be a non-negative integer`);
+    }
+    plan[field] = value;
+  }
+  return plan as Partial<AdminPlan>;
+}
+
+/**
+ * The admin API over `backend`. Throws (assertion-like Error) for a token shorter than
+ * ADMIN_TOKEN_CHARS_MIN.
+ */
+export function createAdminApp(backend: AdminBackend, options: AdminAppOptions): Hono {
+  if (options.token.length < ADMIN_TOKEN_CHARS_MIN) {
+    throw new Error(`the admin token must have at least ${ADMIN_TOKEN_CHARS_MIN} characters`);
+  }
+  const tokenHash = sha256(options.token);
+  const app = new Hono();
+  app.use('/admin/*', async (c, next) => {
+    const presented = sha256(bearerKey(c.req.header('authorization')));
+    if (!timingSafeEqual(presented, tokenHash)) {
+      throw new MqError('unauthenticated', 'the admin token is not recognized');
+    }
+    await next();
+  });
+  const base = '/admin/v1';
+  app.get(`${base}/accounts`, async () => jsonResponse(200, { items: await backend.listAccounts() }));
+  app.post(`${base}/accounts`, async (c) => {
+    const body = await jsonBody(c);
+    onlyFields(body, ['id', 'plan']);
+    const id = optionalString(body, 'id');
+    if (id === undefined) throw invalid('id', 'id is required');
+    return jsonResponse(201, await backend.createAccount(id, optionalString(body, 'plan')));
+  });
+  app.get(`${base}/accounts/:id`, async (c) =>
+    jsonResponse(200, await backend.account(c.req.param('id'))),
+  );
+  app.patch(`${base}/accounts/:id`, async (c) => {
+    const body = await jsonBody(c);
+    onlyFields(body, ['state', 'plan']);
+    const state = optionalString(body, 'state');
+    if (state !== undefined && !STATES.includes(state as AdminAccountState)) {
+      throw invalid('state', `state must be one of ${STATES.join(', ')}`);
+    }
+    const plan = optionalString(body, 'plan');
+    const change = {
+      ...(state === undefined ? {} : { state: state as AdminAccountState }),
+      ...(plan === undefined ? {} : { plan }),
+    };
+    return jsonResponse(200, await backend.updateAccount(c.req.param('id'), change));
+  });
+  app.post(`${base}/accounts/:id/keys`, async (c) =>
+    jsonResponse(201, await backend.createKey(c.req.param('id'))),
+  );
+  app.patch(`${base}/keys/:keyId`, async (c) => {
+    const body = await jsonBody(c);
+    onlyFields(body, ['blocked']);
+    if (typeof body['blocked'] !== 'boolean') throw invalid('blocked', 'blocked must be a boolean');
+    return jsonResponse(200, await backend.setKeyBlocked(c.req.param('keyId'), body['blocked']));
+  });
+  app.delete(`${base}/keys/:keyId`, async (c) => {
+    await backend.revokeKey(c.req.param('keyId'));
+    return new Response(null, { status: 204 });
+  });
+  app.get(`${base}/plans`, async () => jsonResponse(200, await backend.listPlans()));
+  app.put(`${base}/plans/:name`, async (c) =>
+    jsonResponse(200, await backend.putPlan(c.req.param('name'), planOf(await jsonBody(c)))),
+  );
+  app.put(`${base}/accounts/:id/spools/:spool`, async (c) =>
+    jsonResponse(201, await backend.createSpool(c.req.param('id'), c.req.param('spool'))),
+  );
+  app.delete(`${base}/accounts/:id/spools/:spool`, async (c) => {
+    await backend.deleteSpool(c.req.param('id'), c.req.param('spool'));
+    return new Response(null, { status: 204 });
+  });
+  app.post(`${base}/accounts/:id/spools/:spool/move`, async (c) => {
+    const body = await jsonBody(c);
+    onlyFields(body, ['to']);
+    const to = optionalString(body, 'to');
+    if (to === undefined) throw invalid('to', 'to (a member id) is required');
+    return jsonResponse(
+      200,
+      await backend.moveSpool(c.req.param('id'), c.req.param('spool'), to),
+    );
+  });
+  app.get(`${base}/cluster`, async () => jsonResponse(200, await backend.cluster()));
+  app.get('/healthz', () => jsonResponse(200, { status: 'ok' }));
+  app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such admin path')));
+  app.onError((error) =>
+    errorResponse(error, (unexpected) =>
+      (options.logError ?? ((e) => console.error('admin: internal error', e)))(unexpected),
+    ),
+  );
+  return app;
+}

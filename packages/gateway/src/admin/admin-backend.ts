@@ -1,0 +1,73 @@
+// What the admin HTTP API (admin-app.ts) does, implemented by a member (packages/member:
+// MemberAdmin) over the metadata group. Every method rejects with an MqError: 400
+// invalid_argument, 404 not_found, 409 conflict (a name taken, a table bound), 503 unavailable.
+
+export type AdminAccountState = 'active' | 'suspended' | 'blocked';
+
+export interface AdminPlan {
+  readonly queuesPerSpoolMax: number;
+  readonly retentionLimitSeconds: number;
+  readonly retentionDefaultSeconds: number;
+  readonly messagesPerSpoolMax: number;
+  readonly payloadBytesPerSpoolMax: number;
+  readonly messageSizeMaxBytes: number;
+  readonly dedupKeysPerSpoolMax: number;
+  /** 0 = no cap. */
+  readonly requestsPerSecond: number;
+  readonly requestBurst: number;
+}
+
+export interface AdminKey {
+  /** The key's public id (never the key). */
+  readonly id: string;
+  readonly accountId: string;
+  readonly blocked: boolean;
+}
+
+export interface AdminAccount {
+  readonly id: string;
+  readonly state: AdminAccountState;
+  readonly plan: string;
+  /** The account's spool names (as its API keys name them). */
+  readonly spools: readonly string[];
+  readonly keys: readonly AdminKey[];
+}
+
+/** A new key: the only time the key itself is shown. */
+export interface AdminNewKey extends AdminKey {
+  readonly key: string;
+}
+
+export interface AdminSpool {
+  readonly account: string | null;
+  readonly name: string;
+  readonly replicas: readonly string[];
+  /** The member serving it now, when known. */
+  readonly primary: string | null;
+}
+
+export interface AdminCluster {
+  readonly members: readonly string[];
+  readonly metaLeader: string | null;
+  readonly spools: readonly AdminSpool[];
+}
+
+export interface AdminBackend {
+  listAccounts(): Promise<readonly AdminAccount[]>;
+  account(id: string): Promise<AdminAccount>;
+  createAccount(id: string, plan: string | undefined): Promise<AdminAccount>;
+  updateAccount(
+    id: string,
+    change: { readonly state?: AdminAccountState; readonly plan?: string },
+  ): Promise<AdminAccount>;
+  createKey(accountId: string): Promise<AdminNewKey>;
+  setKeyBlocked(keyId: string, blocked: boolean): Promise<AdminKey>;
+  revokeKey(keyId: string): Promise<void>;
+  listPlans(): Promise<Readonly<Record<string, AdminPlan>>>;
+  putPlan(name: string, plan: Partial<AdminPlan>): Promise<AdminPlan>;
+  createSpool(accountId: string, spool: string): Promise<AdminSpool>;
+  deleteSpool(accountId: string, spool: string): Promise<void>;
+  cluster(): Promise<AdminCluster>;
+  /** Moves the spool's primary to member `to` (a Raft leadership transfer). */
+  moveSpool(accountId: string, spool: string, to: string): Promise<AdminSpool>;
+}

@@ -1,0 +1,52 @@
+// Serving the admin app on its own listener (default 127.0.0.1:8081, never the public port).
+
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { AdminBackend } from './admin-backend.js';
+import { createAdminApp, type AdminAppOptions } from './admin-app.js';
+import { HEADER_MAX_BYTES, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../options.js';
+import type { RunningServer } from '../server.js';
+
+export const ADMIN_HOST_DEFAULT = '127.0.0.1';
+export const ADMIN_PORT_DEFAULT = 8081;
+/** Admin connections served at once. */
+export const ADMIN_CONNECTIONS_MAX = 64;
+
+export interface AdminServerOptions extends AdminAppOptions {
+  readonly host?: string;
+  readonly port?: number;
+}
+
+/** Starts the admin API; rejects with the listen error (EADDRINUSE...). */
+export async function startAdminServer(
+  backend: AdminBackend,
+  options: AdminServerOptions,
+): Promise<RunningServer> {
+  const app = createAdminApp(backend, options);
+  const host = options.host ?? ADMIN_HOST_DEFAULT;
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    serverOptions: {
+      maxHeaderSize: HEADER_MAX_BYTES,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+    },
+  }) as Server;
+  server.maxConnections = ADMIN_CONNECTIONS_MAX;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? ADMIN_PORT_DEFAULT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }));
+  return { port, host, close };
+}
