@@ -59,17 +59,21 @@ function parseCommandLine() {
   }
   if (!Number.isInteger(members) || members < 3 || members > 9) fail('--members must be 3-9');
   const ids = Array.from({ length: members }, (_, i) => `n${i + 1}`);
-  const minMs = scheduleDurationMsMin({ members: ids, electionTimeoutMs: MEMBER_ELECTION_TIMEOUT_MS });
+  const electionTimeoutMs = MEMBER_ELECTION_TIMEOUT_MS;
+  const minMs = scheduleDurationMsMin({ members: ids, electionTimeoutMs });
   const durationMs = Math.round(minutes * 60_000);
   if (durationMs < minMs) fail(`--minutes must be at least ${(minMs / 60_000).toFixed(3)}`);
   return { seed: seed | 0, durationMs, members, keepFiles: values.keep === true };
 }
 
 const options = parseCommandLine();
+// Ctrl-C or SIGTERM: exit, so the harness's exit hook kills every member and gateway it started.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
 const log = (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 try {
   const result = await runScenario({ ...options, log });
-  process.stdout.write(`\n${formatScenario(result)}\n${markdownHeader()}\n${markdownRow(result)}\n`);
+  const table = `${markdownHeader()}\n${markdownRow(result)}`;
+  process.stdout.write(`\n${formatScenario(result)}\n${table}\n`);
   process.exit(result.report.valid ? 0 : 1);
 } catch (error) {
   process.stderr.write(`chaos: the harness failed: ${error.stack ?? error}\n`);

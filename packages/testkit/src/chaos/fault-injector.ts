@@ -2,7 +2,15 @@
 // ProcessCluster (SIGKILL, SIGSTOP/SIGCONT, data directory wiped), network faults through the
 // ProxyMesh on every link. `inject` starts an episode and hands back how to end it; `recover`
 // restarts, continues or heals. A PRIMARY target is resolved when the episode starts.
+//
+// A wiped member is recovered only once it is rebuilt: ready, and every Raft group it hosts
+// applied up to the commit index the other members had reached when it came back. Until then
+// its data exists on one other member only, so a second fault then would be a second failure
+// while the first is still under way (the schedule's one-fault-at-a-time model). A member that
+// is not rebuilt within REBUILD_TIMEOUT_MS fails the run.
 
+import type { ClusterNode } from '../cluster/cluster-node.js';
+import { metricSamples } from '../cluster/metrics-text.js';
 import type { ProcessCluster } from '../cluster/process-cluster.js';
 import type { ProxyMesh } from './proxy-mesh.js';
 import { FAULT_KINDS, PRIMARY, type FaultEpisode, type FaultKind } from './schedule.js';
@@ -17,6 +25,10 @@ export interface InjectedFault {
 }
 
 export type FaultCounts = Record<FaultKind, number>;
+
+/** How long a wiped member has to be rebuilt from the others. */
+export const REBUILD_TIMEOUT_MS = 60_000;
+const REBUILD_POLL_MS = 250;
 
 /** Zero of every kind (killMajority included, so reports have a fixed shape). */
 export function zeroFaultCounts(): FaultCounts {
@@ -55,8 +67,13 @@ export class FaultInjector {
         const member = await this.resolve(episode.member, episode.index);
         const node = this.cluster.memberById(member);
         await node.kill('SIGKILL');
-        if (kind === 'wipe') await node.wipe();
-        return { kind, label: `${kind} ${member}`, recover: () => node.start() };
+        if (kind === 'kill') return { kind, label: `kill ${member}`, recover: () => node.start() };
+        await node.wipe();
+        const recover = async (): Promise<void> => {
+          await node.start();
+          await this.waitRebuilt(node);
+        };
+        return { kind, label: `wipe ${member}`, recover };
       }
       case 'pause': {
         const node = this.cluster.memberById(await this.resolve(episode.member, episode.index));
@@ -105,6 +122,37 @@ export class FaultInjector {
     }
   }
 
+  /** See the file comment. Rejects after REBUILD_TIMEOUT_MS with what was still behind. */
+  private async waitRebuilt(node: ClusterNode): Promise<void> {
+    const deadlineMs = performance.now() + REBUILD_TIMEOUT_MS;
+    let targets: Map<string, number> | null = null;
+    let behind = 'not ready';
+    while (performance.now() < deadlineMs) {
+      if (targets === null && (await node.isReady())) targets = await this.commitTargets(node);
+      if (targets !== null) {
+        const applied = await groupValues(node, 'mq_member_raft_applied_index');
+        const lagging = [...targets].filter(([group, index]) => (applied.get(group) ?? 0) < index);
+        if (lagging.length === 0) return;
+        behind = lagging.map(([group, index]) => `${group} ${applied.get(group)}/${index}`).join();
+      }
+      await new Promise((resolve) => setTimeout(resolve, REBUILD_POLL_MS));
+    }
+    throw new Error(`${node.label} not rebuilt within ${REBUILD_TIMEOUT_MS} ms: ${behind}`);
+  }
+
+  /** Per group `node` hosts: the highest commit index any other running member reports. */
+  private async commitTargets(node: ClusterNode): Promise<Map<string, number>> {
+    const own = await groupValues(node, 'mq_member_raft_applied_index');
+    const targets = new Map<string, number>([...own.keys()].map((group) => [group, 0]));
+    const others = this.cluster.members.filter((m) => m !== node && m.alive && !m.paused);
+    for (const other of others) {
+      for (const [group, commit] of await groupValues(other, 'mq_member_raft_commit_index')) {
+        if (targets.has(group)) targets.set(group, Math.max(targets.get(group)!, commit));
+      }
+    }
+    return targets;
+  }
+
   private network(kind: FaultKind, label: string): InjectedFault {
     return { kind, label, recover: async () => this.mesh.heal() };
   }
@@ -134,4 +182,11 @@ export class FaultInjector {
     }
     return out;
   }
+}
+
+/** Group -> value of a per-group gauge in `node`'s /metrics (empty when it does not answer). */
+async function groupValues(node: ClusterNode, metric: string): Promise<Map<string, number>> {
+  const text = await node.metrics().catch(() => '');
+  const samples = metricSamples(text, metric);
+  return new Map(samples.map((sample) => [sample.labels['group'] ?? '', sample.value]));
 }
