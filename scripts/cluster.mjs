@@ -2,13 +2,15 @@
 // `npm run cluster`: three members and a gateway on loopback, for trying the cluster out.
 //   members n1, n2, n3: gRPC (Raft + member RPC) on 127.0.0.1:7001-7003,
 //                       their own HTTP (/healthz, /readyz, /metrics, /v1) on 127.0.0.1:8091-8093
+//                       and their admin API on 127.0.0.1:8081-8083 (token in .cluster/admin-token)
 //   gateway:            the API on 127.0.0.1:8080 (`--port N` or MQ_PORT=N to move it)
 // Data lives in ./.cluster/<id>/ (kept between runs; delete .cluster/ to start afresh), each
 // process's log in ./.cluster/logs/<id>.log. Ctrl-C (or SIGTERM) stops every process gracefully
 // and waits for them; a second Ctrl-C kills them at once. Run after `npm run build` (the npm
 // script does that first).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -17,19 +19,22 @@ const CLI_MAIN = `${ROOT}packages/cli/dist/main.js`;
 const STATE_DIR = `${ROOT}.cluster`;
 const LOG_DIR = `${STATE_DIR}/logs`;
 const MEMBERS = [
-  { id: 'n1', grpcPort: 7001, httpPort: 8091 },
-  { id: 'n2', grpcPort: 7002, httpPort: 8092 },
-  { id: 'n3', grpcPort: 7003, httpPort: 8093 },
+  { id: 'n1', grpcPort: 7001, httpPort: 8091, adminPort: 8081 },
+  { id: 'n2', grpcPort: 7002, httpPort: 8092, adminPort: 8082 },
+  { id: 'n3', grpcPort: 7003, httpPort: 8093, adminPort: 8083 },
 ];
+/** The admin token every member shares (created with a random token when missing). */
+const ADMIN_TOKEN_FILE = `${STATE_DIR}/admin-token`;
 const API_PORT_DEFAULT = 8080;
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 15_000;
 
 const USAGE = `Usage: npm run cluster [-- --port PORT]
 
-Three members (gRPC 127.0.0.1:7001-7003, HTTP 127.0.0.1:8091-8093) and a gateway serving the
-API on http://127.0.0.1:PORT/v1 (default ${API_PORT_DEFAULT}, or MQ_PORT). Data in .cluster/, logs in
-.cluster/logs/. Ctrl-C stops everything.`;
+Three members (gRPC 127.0.0.1:7001-7003, HTTP 127.0.0.1:8091-8093, admin API 127.0.0.1:8081-8083)
+and a gateway serving the API on http://127.0.0.1:PORT/v1 (default ${API_PORT_DEFAULT}, or MQ_PORT).
+Data in .cluster/, logs in .cluster/logs/, the admin token in .cluster/admin-token (make a key with
+\`mq admin --token-file .cluster/admin-token accounts create NAME\`). Ctrl-C stops everything.`;
 
 function parseCommandLine() {
   let values;
@@ -61,7 +66,7 @@ function startChild(name, args) {
   const logPath = `${LOG_DIR}/${name}.log`;
   const log = openSync(logPath, 'a');
   const env = { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' };
-  for (const key of ['MQ_ID', 'MQ_PEERS', 'MQ_LISTEN', 'MQ_DATA_DIR', 'MQ_PORT', 'MQ_HOST', 'MQ_MEMBERS']) delete env[key];
+  for (const key of ['MQ_ID', 'MQ_PEERS', 'MQ_LISTEN', 'MQ_DATA_DIR', 'MQ_PORT', 'MQ_HOST', 'MQ_MEMBERS', 'MQ_ADMIN_PORT', 'MQ_ADMIN_HOST', 'MQ_ADMIN_TOKEN', 'MQ_ADMIN_TOKEN_FILE']) delete env[key];
   const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', log, log], env, detached: true });
   closeSync(log);
   children.set(name, child);
@@ -124,17 +129,21 @@ async function main() {
     for (const child of children.values()) child.kill('SIGKILL');
   });
   const peers = MEMBERS.map((m) => `${m.id}=127.0.0.1:${m.grpcPort}`).join(',');
+  if (!existsSync(ADMIN_TOKEN_FILE)) {
+    writeFileSync(ADMIN_TOKEN_FILE, `${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
+  }
   for (const m of MEMBERS) {
     startChild(m.id, [
       'member', '--id', m.id, '--peers', peers, '--data', `${STATE_DIR}/${m.id}`,
       '--port', String(m.httpPort), '--host', '127.0.0.1',
+      '--admin-port', String(m.adminPort), '--admin-token-file', ADMIN_TOKEN_FILE,
     ]);
   }
   startChild('gateway', ['gateway', '--members', peers, '--port', String(apiPort), '--host', '127.0.0.1']);
   process.stdout.write(
     [
       'cluster: starting 3 members and a gateway',
-      ...MEMBERS.map((m) => `  ${m.id}: gRPC 127.0.0.1:${m.grpcPort}, HTTP http://127.0.0.1:${m.httpPort} (data .cluster/${m.id}, log .cluster/logs/${m.id}.log)`),
+      ...MEMBERS.map((m) => `  ${m.id}: gRPC 127.0.0.1:${m.grpcPort}, HTTP http://127.0.0.1:${m.httpPort}, admin http://127.0.0.1:${m.adminPort} (data .cluster/${m.id}, log .cluster/logs/${m.id}.log)`),
       `  gateway: http://127.0.0.1:${apiPort}/v1 (log .cluster/logs/gateway.log)`,
       '',
     ].join('\n'),
@@ -146,7 +155,7 @@ async function main() {
     stopAll();
     return;
   }
-  process.stdout.write(`cluster: ready. API on http://127.0.0.1:${apiPort}/v1 (any API key). Ctrl-C to stop.\n`);
+  process.stdout.write(`cluster: ready. API on http://127.0.0.1:${apiPort}/v1 (keys: mq admin --token-file .cluster/admin-token accounts create NAME). Ctrl-C to stop.\n`);
 }
 
 main().catch((error) => {
