@@ -20,6 +20,7 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { benchAdminToken, benchApiKey } from './lib/mq-accounts.mjs';
 import {
   REPO_ROOT,
   Samples,
@@ -82,10 +83,13 @@ async function freePorts(count) {
   return ports;
 }
 
+/** The admin token of the bench's deployments (they check API keys; see lib/mq-accounts.mjs). */
+const ADMIN_TOKEN = benchAdminToken();
+
 function spawnMq(name, args, cpuProf) {
   const nodeArgs = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${REPO_ROOT}bench-results/prof`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
   const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], {
-    env: { ...process.env, MQ_LOG_LEVEL: 'warn' },
+    env: { ...process.env, MQ_LOG_LEVEL: 'warn', MQ_ADMIN_TOKEN: ADMIN_TOKEN },
   });
   // Keep the pipes drained; warnings and errors (MQ_LOG_LEVEL=warn) are printed when it stops.
   const log = [];
@@ -134,17 +138,18 @@ function deploymentOf(dir, children, port, description, keep) {
 
 async function startCluster(config) {
   const dir = mkdtempSync(join(os.tmpdir(), 'mq-bench-cluster-'));
-  const ports = await freePorts(7);
+  const ports = await freePorts(10);
   const ids = ['n1', 'n2', 'n3'];
   const peers = ids.map((id, i) => `${id}=127.0.0.1:${ports[i]}`).join(',');
   const children = ids.map((id, i) =>
-    spawnMq(id, ['member', '--id', id, '--peers', peers, '--data', join(dir, id), '--port', String(ports[3 + i]), '--host', '127.0.0.1'], config.cpuProf),
+    spawnMq(id, ['member', '--id', id, '--peers', peers, '--data', join(dir, id), '--port', String(ports[3 + i]), '--host', '127.0.0.1', '--admin-port', String(ports[7 + i])], config.cpuProf),
   );
   const gatewayPort = ports[6];
   children.push(spawnMq('gateway', ['gateway', '--members', peers, '--port', String(gatewayPort), '--host', '127.0.0.1'], config.cpuProf));
   try {
     for (let i = 0; i < 3; i += 1) await waitReady(`http://127.0.0.1:${ports[3 + i]}/readyz`, children);
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, children);
+    apiKey = await benchApiKey(ports[7], ADMIN_TOKEN);
   } catch (error) {
     await deploymentOf(dir, children, gatewayPort, '', config.keep).stop();
     throw error;
@@ -154,10 +159,11 @@ async function startCluster(config) {
 
 async function startServe(config) {
   const dir = mkdtempSync(join(os.tmpdir(), 'mq-bench-serve-'));
-  const [port] = await freePorts(1);
-  const children = [spawnMq('serve', ['serve', '--data', join(dir, 'data'), '--port', String(port), '--host', '127.0.0.1'], config.cpuProf)];
+  const [port, adminPort] = await freePorts(2);
+  const children = [spawnMq('serve', ['serve', '--data', join(dir, 'data'), '--port', String(port), '--host', '127.0.0.1', '--admin-port', String(adminPort)], config.cpuProf)];
   try {
     await waitReady(`http://127.0.0.1:${port}/readyz`, children);
+    apiKey = await benchApiKey(adminPort, ADMIN_TOKEN);
   } catch (error) {
     await deploymentOf(dir, children, port, '', config.keep).stop();
     throw error;
@@ -167,7 +173,8 @@ async function startServe(config) {
 
 // ---- HTTP -----------------------------------------------------------------------------------
 
-const AUTH = 'Bearer bench';
+/** The key of the account `bench` on the deployment being measured (set when it starts). */
+let apiKey = '';
 
 class Api {
   constructor(agent, port) {
@@ -179,7 +186,7 @@ class Api {
   request(method, path, headers, body) {
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { agent: this.agent, host: '127.0.0.1', port: this.port, method, path, headers: { authorization: AUTH, 'content-length': body === undefined ? 0 : body.length, ...headers } },
+        { agent: this.agent, host: '127.0.0.1', port: this.port, method, path, headers: { authorization: `Bearer ${apiKey}`, 'content-length': body === undefined ? 0 : body.length, ...headers } },
         (res) => {
           const chunks = [];
           res.on('data', (chunk) => chunks.push(chunk));

@@ -4,12 +4,13 @@
 import { fileURLToPath } from 'node:url';
 import { spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
+import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
 
 const CLI_MAIN = fileURLToPath(new URL('../../../packages/cli/dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
 
-function spawnMq(args, nodeArgs = []) {
-  const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], { env: { ...process.env, MQ_LOG_LEVEL: 'info' } });
+function spawnMq(args, nodeArgs = [], env = {}) {
+  const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], { env: { ...process.env, MQ_LOG_LEVEL: 'info', ...env } });
   return child;
 }
 
@@ -53,10 +54,13 @@ export function mqServeTarget(options = {}) {
     durability: 'fsync before 201 (one member)',
     async start() {
       dir = tempDir('serve');
-      child = spawnMq(['serve', '--data', dir, '--port', '0', '--host', '127.0.0.1'], profArgs(options));
+      const token = benchAdminToken();
+      const [adminPort] = await freePorts(1);
+      const args = ['serve', '--data', dir, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPort)];
+      child = spawnMq(args, profArgs(options), { MQ_ADMIN_TOKEN: token });
       port = await listeningPort(child);
       await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
-      return { kind: 'mq-http', port };
+      return { kind: 'mq-http', port, apiKey: await benchApiKey(adminPort, token) };
     },
     processes: () => [{ role: 'n1', pid: child.pid }],
     metrics: async () => ({ n1: await scrapeStorage(port) }),
@@ -82,12 +86,16 @@ export function mqClusterTarget(options = {}) {
     async start() {
       dir = tempDir('cluster');
       const ids = ['n1', 'n2', 'n3'];
-      const grpcPorts = await freePorts(3);
+      const ports = await freePorts(6);
+      const grpcPorts = ports.slice(0, 3);
+      const adminPorts = ports.slice(3);
+      const token = benchAdminToken();
       const peers = ids.map((id, i) => `${id}=127.0.0.1:${grpcPorts[i]}`).join(',');
       for (const [i, id] of ids.entries()) {
         const child = spawnMq(
-          ['member', '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1'],
+          ['member', '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
           profArgs(options),
+          { MQ_ADMIN_TOKEN: token },
         );
         members.push({ id, child, port: undefined });
       }
@@ -95,7 +103,7 @@ export function mqClusterTarget(options = {}) {
       gateway = spawnMq(['gateway', '--members', peers, '--port', '0', '--host', '127.0.0.1'], profArgs(options));
       const port = await listeningPort(gateway);
       await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
-      return { kind: 'mq-http', port };
+      return { kind: 'mq-http', port, apiKey: await benchApiKey(adminPorts[0], token) };
     },
     processes: () => [...members.map((m) => ({ role: m.id, pid: m.child.pid })), { role: 'gateway', pid: gateway.pid }],
     async metrics() {

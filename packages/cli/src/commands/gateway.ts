@@ -6,6 +6,7 @@ import {
   AccountDirectory,
   AccountWatch,
   RemoteSpoolService,
+  type RemoteSpoolServiceOptions,
   type RunningServer,
   startHttpServer,
 } from '@mq/gateway';
@@ -61,6 +62,20 @@ Options:
   --host HOST     Address to bind. Env MQ_HOST. Default 127.0.0.1.
   -h, --help      Show this help.`;
 
+/** The gateway's service: /readyz also waits for the first accounts table (keys cannot be checked before). */
+class AccountsGatewayService extends RemoteSpoolService {
+  constructor(
+    options: RemoteSpoolServiceOptions,
+    private readonly directory: AccountDirectory,
+  ) {
+    super(options);
+  }
+
+  override ready(): boolean {
+    return this.directory.ready && super.ready();
+  }
+}
+
 /**
  * Resolves `mq gateway`'s settings from flags and environment (MQ_MEMBERS, MQ_PORT, MQ_HOST);
  * flags win. Throws UsageError for an unknown flag, a missing member list or a bad value;
@@ -103,8 +118,8 @@ export async function startGateway(
   options: GatewayCommandOptions,
   logger?: Logger,
 ): Promise<GatewayHandle> {
-  const service = new RemoteSpoolService({ members: options.members });
   const directory = new AccountDirectory({ rateShare: 1 / options.gateways });
+  const service = new AccountsGatewayService({ members: options.members }, directory);
   const accounts = new AccountWatch({
     members: options.members,
     directory,
