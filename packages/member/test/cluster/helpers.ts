@@ -68,6 +68,18 @@ export class TestCluster {
     await member?.close();
   }
 
+  /**
+   * Member `id` loses its disk: closed, its storage dropped; the next `startMember(id)` starts
+   * on empty storage (memory storage only).
+   */
+  async wipeMember(id: string): Promise<void> {
+    await this.stopMember(id);
+    const storage = this.storages.get(id);
+    if (storage === undefined) throw new Error(`no memory storage for ${id}`);
+    this.storages.delete(id);
+    await storage.close();
+  }
+
   member(id: string): Member {
     const member = this.members.get(id);
     if (member === undefined) throw new Error(`no member ${id}`);
