@@ -31,7 +31,10 @@ export interface RaftNodeOptions {
   readonly checkQuorum?: boolean;
   /** See RaftConfig.guardLostStorage (default false). */
   readonly guardLostStorage?: boolean;
-  /** Take a snapshot (and compact the log) every this many applied entries (default 10,000). */
+  /**
+   * Take a snapshot (and compact the log) once this many entries (default 10,000) were applied
+   * since the last one and their bytes reach the last snapshot's size (see maybeSnapshot).
+   */
   readonly snapshotEntries?: number;
   /** Log entries kept in memory behind a snapshot for lagging followers (default 1,000). */
   readonly retainEntries?: number;

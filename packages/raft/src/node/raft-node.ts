@@ -140,6 +140,7 @@ export class RaftNode {
         snapshotChunkBytes: opts.snapshotChunkBytes,
         preVote: opts.preVote,
         checkQuorum: opts.checkQuorum,
+        guardLostStorage: opts.guardLostStorage,
         random: opts.random,
       },
       state,

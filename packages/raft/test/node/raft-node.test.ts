@@ -131,18 +131,39 @@ describe('RaftNode', () => {
   it('snapshots every snapshotEntries entries; a new member catches up from it', async () => {
     cluster = await TestCluster.start(ids, { snapshotEntries: 10, retainEntries: 0 });
     const leader = await cluster.leader();
-    for (let i = 0; i < 25; i += 1) await leader.propose(set(`k${i}`, `v${i}`));
+    // Five keys rewritten: the state stays smaller than the log between two snapshots.
+    for (let i = 0; i < 25; i += 1) await leader.propose(set(`k${i % 5}`, `v${i}`));
     expect(leader.status().snapshotIndex).toBeGreaterThanOrEqual(20);
     const joiner = await cluster.startMember('n4', false);
     const configs: string[][] = [];
     joiner.node.on('config-change', (_change, config) => configs.push([...config.voters]));
     await leader.addVoter('n4');
     expect(leader.status().config.voters).toContain('n4');
-    await waitFor(() => joiner.store.map.size === 25);
+    await waitFor(() => joiner.store.map.get('k4') === 'v24');
+    expect([...joiner.store.map.values()]).toEqual(['v20', 'v21', 'v22', 'v23', 'v24']);
     // From a snapshot (the leader may cut a newer one meanwhile), not replaying from index 1.
     expect(joiner.store.restores).toBeGreaterThanOrEqual(1);
     expect(joiner.store.appliedIndexes.length).toBeLessThan(25);
     await waitFor(() => configs.some((voters) => voters.includes('n4')));
+  });
+
+  it('defers a snapshot until the log since the last one holds as many bytes as it', async () => {
+    cluster = await TestCluster.start(ids, { snapshotEntries: 10, retainEntries: 0 });
+    const leader = await cluster.leader();
+    const big = 'v'.repeat(100);
+    // Distinct keys of 100 bytes until the first snapshot (at about 10 entries).
+    for (let i = 0; leader.status().snapshotIndex === 0; i += 1) {
+      expect(i).toBeLessThan(20);
+      await leader.propose(set(`k${i}`, big));
+    }
+    const first = leader.status().snapshotIndex;
+    // Enough entries, too few bytes: the state (some 800 bytes) would be encoded again for
+    // some 200 logged bytes.
+    for (let i = 0; i < 20; i += 1) await leader.propose(set('k0', `s${i}`));
+    expect(leader.status().snapshotIndex).toBe(first);
+    const large = 'w'.repeat(200);
+    for (let i = 0; i < 10; i += 1) await leader.propose(set('k1', `${large}${i}`));
+    expect(leader.status().snapshotIndex).toBeGreaterThan(first);
   });
 
   it('removes a member, which is told so', async () => {
