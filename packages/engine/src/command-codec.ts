@@ -69,7 +69,7 @@ function encodedSize(command: Command): number {
     case 'expire':
       return 2 + 8 + 12 * command.seqs.length;
     case 'setPlan':
-      return 2 + PLAN_BYTES;
+      return 2 + PLAN_BYTES + 8;
   }
 }
 
@@ -129,6 +129,7 @@ export function encodeCommand(command: Command): Uint8Array {
       break;
     case 'setPlan':
       writePlan(writer, command.plan);
+      writer.f64(command.version);
       break;
   }
   return writer.finish();
@@ -204,7 +205,7 @@ function decodeBody(reader: ByteReader, type: CommandType): Command {
       return { type, queueGen, seqs, gens };
     }
     case 'setPlan':
-      return { type, plan: readPlan(reader) };
+      return { type, plan: readPlan(reader), version: reader.safeInt() };
   }
 }
 

@@ -77,6 +77,11 @@ export interface ExpireCommand {
 export interface SetPlanCommand {
   readonly type: 'setPlan';
   readonly plan: Plan;
+  /**
+   * Where the metadata decided this plan (its log index, >= 0). A setPlan older than the one
+   * applied (a primary whose metadata lagged) changes nothing.
+   */
+  readonly version: number;
 }
 
 export type Command =

@@ -3,6 +3,7 @@
 // primary-local state are left out, so two replicas that applied the same log produce identical
 // bytes. Layout (big-endian):
 //   magic "MQSN" | u16 version | plan (version 2 on: 7 x f64, see writePlan) |
+//   f64 planVersion (version 3 on) |
 //   f64 lastAppliedAtMs | f64 nextSeq | u32 nextQueueGen |
 //   u32 queueCount | queues in name order | u32 END
 //   queue: ascii name | u32 gen | f64 createdAtMs | u8 state | settings |
@@ -22,8 +23,12 @@ import { effectiveRetentionSeconds } from './settings.js';
 import { SpoolState } from './spool-state.js';
 
 const MAGIC = 0x4d51534e; // "MQSN"
-/** Version 2 carries the plan; version 1 (no plan) still decodes, with the caller's plan. */
-const SNAPSHOT_VERSION = 2;
+/**
+ * Version 3 carries the plan and its version; version 2 the plan only (version 0); version 1
+ * neither (the caller's plan).
+ */
+const SNAPSHOT_VERSION = 3;
+const SNAPSHOT_VERSION_PLAN = 2;
 const SNAPSHOT_VERSION_NO_PLAN = 1;
 const END = 0x454e4421; // "END!"
 const FLAG_FAILED = 1;
@@ -35,6 +40,7 @@ export function encodeSnapshot(state: SpoolState): Uint8Array {
   writer.u32(MAGIC);
   writer.u16(SNAPSHOT_VERSION);
   writePlan(writer, state.plan);
+  writer.f64(state.planVersion);
   writer.f64(state.lastAppliedAtMs);
   writer.f64(state.nextSeq);
   writer.u32(state.nextQueueGen);
@@ -81,10 +87,11 @@ export function decodeSnapshot(bytes: Uint8Array, plan: Plan): SpoolState {
   const reader = new ByteReader(bytes);
   if (reader.u32() !== MAGIC) throw new CodecError('not a spool snapshot');
   const version = reader.u16();
-  if (version !== SNAPSHOT_VERSION && version !== SNAPSHOT_VERSION_NO_PLAN) {
+  if (version < SNAPSHOT_VERSION_NO_PLAN || version > SNAPSHOT_VERSION) {
     throw new CodecError(`unsupported snapshot version ${version}`);
   }
-  const state = new SpoolState(version === SNAPSHOT_VERSION ? readPlan(reader) : plan);
+  const state = new SpoolState(version >= SNAPSHOT_VERSION_PLAN ? readPlan(reader) : plan);
+  if (version === SNAPSHOT_VERSION) state.planVersion = reader.safeInt();
   state.lastAppliedAtMs = reader.f64();
   state.nextSeq = reader.safeInt();
   state.nextQueueGen = reader.u32();

@@ -10,6 +10,8 @@ import type { Queue } from './queue.js';
 export class SpoolState {
   /** Replaced only by an applied setPlan command (or a snapshot). */
   plan: Plan;
+  /** The metadata version of `plan` (0: the initial plan). */
+  planVersion = 0;
   readonly queues = new Map<string, Queue>();
   readonly queuesByGen = new Map<number, Queue>();
   /** Queue names in byte order (names are ASCII, so UTF-16 order is byte order). */

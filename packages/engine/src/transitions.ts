@@ -72,12 +72,15 @@ export function applyCommand(state: SpoolState, command: Command, atMs: number):
 }
 
 /**
- * setPlan: the spool's limits from now on. Stored messages and queues beyond new, lower caps stay
- * (later appends and creations are refused); every queue's enforced retention is recomputed from
- * its own setting and the new limit. Result: `ok`.
+ * setPlan: the spool's limits from now on, unless the command's version is older than the plan's
+ * (then nothing changes). Stored messages and queues beyond new, lower caps stay (later appends
+ * and creations are refused); every queue's enforced retention is recomputed from its own
+ * setting and the new limit. Result: `ok`.
  */
 function applySetPlan(state: SpoolState, command: SetPlanCommand, nowMs: number): ApplyResult {
+  if (command.version < state.planVersion) return OK;
   state.plan = command.plan;
+  state.planVersion = command.version;
   for (const queue of state.queues.values()) {
     const retentionMs = effectiveRetentionSeconds(queue.settings.retentionSeconds, state.plan) * 1000;
     if (retentionMs === queue.retentionMs) continue;

@@ -44,7 +44,7 @@ const plan = fc
   .map((fields) => resolvePlan(fields));
 
 const command: fc.Arbitrary<Command> = fc.oneof(
-  fc.record({ type: fc.constant('setPlan' as const), plan }),
+  fc.record({ type: fc.constant('setPlan' as const), plan, version: fc.integer({ min: 0, max: 2 ** 40 }) }),
   fc.record({ type: fc.constant('createQueue' as const), name, settings }),
   fc.record({ type: fc.constant('updateQueue' as const), queueGen: u32, change: patch }),
   fc.record({ type: fc.constant('deleteQueue' as const), queueGen: u32, mode: fc.constantFrom('force' as const, 'drain' as const) }),

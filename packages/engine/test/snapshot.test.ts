@@ -66,9 +66,10 @@ describe('snapshot', () => {
   it('carries the plan set by setPlan; a restored engine enforces it', () => {
     const engine = populated();
     const plan = { ...DEFAULT_PLAN, queuesPerSpoolMax: 2, retentionLimitSeconds: 3600 };
-    expect(engine.apply({ type: 'setPlan', plan }, T0 + 4).kind).toBe('ok');
+    expect(engine.apply({ type: 'setPlan', plan, version: 7 }, T0 + 4).kind).toBe('ok');
     const restored = decodeSnapshot(encodeSnapshot(engine.state), DEFAULT_PLAN);
     expect(restored.plan).toEqual(plan);
+    expect(restored.planVersion).toBe(7);
     expect(encodeSnapshot(restored)).toEqual(encodeSnapshot(engine.state));
   });
 

@@ -562,7 +562,10 @@ describe('setPlan', () => {
     send(engine, q, T0);
     expect(q.retentionMs).toBe(14 * 24 * 3600 * 1000);
     const plan = { ...engine.plan, queuesPerSpoolMax: 1, messagesPerSpoolMax: 2, retentionLimitSeconds: 600 };
-    expect(engine.apply({ type: 'setPlan', plan }, T0 + 1)).toEqual({ kind: 'ok' });
+    expect(engine.apply({ type: 'setPlan', plan, version: 5 }, T0 + 1)).toEqual({ kind: 'ok' });
+    expect(engine.plan).toEqual(plan);
+    // A setPlan decided earlier (a lagging proposer) changes nothing.
+    expect(engine.apply({ type: 'setPlan', plan: { ...plan, queuesPerSpoolMax: 50 }, version: 4 }, T0 + 1)).toEqual({ kind: 'ok' });
     expect(engine.plan).toEqual(plan);
     expect(q.retentionMs).toBe(600_000);
     expect(engine.queueView(q).settings.effectiveRetentionSeconds).toBe(600);

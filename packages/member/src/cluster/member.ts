@@ -12,7 +12,7 @@
 // start when their entry is applied (bootstrapped with their replica set if new).
 
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { MqError, type Plan, resolvePlan, type SpoolService } from '@mq/engine';
+import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@mq/engine';
 import type { AuthTable } from '@mq/gateway';
 import {
   GroupRouter,
@@ -102,6 +102,8 @@ export class Member implements AccountsHost {
   private pushedAuthVersion = -1;
   /** Each account spool's plan as the metadata says (spools outside accounts: none). */
   private spoolPlans = new Map<string, Plan>();
+  /** The metadata's plan epoch when `spoolPlans` was computed (see MetaState.planEpoch). */
+  private planEpoch = 0;
   /** Spools whose setPlan is being proposed here. */
   private readonly planProposals = new Set<string>();
   private readonly peers: Record<string, string>;
@@ -243,7 +245,15 @@ export class Member implements AccountsHost {
     if (replica === undefined || !replica.hasKnownPrimary()) return false;
     if (replica.leaderId() !== this.id) return true;
     const plan = this.spoolPlans.get(spool);
-    return plan === undefined || samePlan(replica.engine.plan, plan);
+    return plan === undefined || !this.planBehind(replica.engine, plan);
+  }
+
+  /**
+   * Whether the spool's engine runs a plan other than `plan` that is older than this member's
+   * metadata (an engine with a newer plan than lagging metadata is not behind).
+   */
+  private planBehind(engine: SpoolEngine, plan: Plan): boolean {
+    return engine.state.planVersion < this.planEpoch && !samePlan(engine.plan, plan);
   }
 
   /** The replica set a new spool named `name` gets (min(members, replicasPerSpool)). */
@@ -404,7 +414,7 @@ export class Member implements AccountsHost {
     if (replica !== undefined) {
       const host = replica.servingHost();
       const plan = this.spoolPlans.get(spool);
-      if (plan !== undefined && !samePlan(replica.engine.plan, plan)) {
+      if (plan !== undefined && this.planBehind(replica.engine, plan)) {
         // The account's plan is not in the spool's log yet: nothing is served under another
         // plan. The gateway retries here shortly (this member is the primary).
         this.reconcilePlan(spool);
@@ -469,6 +479,7 @@ export class Member implements AccountsHost {
       if (plan !== null) plans.set(name, spoolPlanOf(plan));
     }
     this.spoolPlans = plans;
+    this.planEpoch = state.planEpoch;
     for (const name of this.replicas.keys()) this.reconcilePlan(name);
   }
 
@@ -480,7 +491,7 @@ export class Member implements AccountsHost {
     const replica = this.replicas.get(spool);
     const plan = this.spoolPlans.get(spool);
     if (replica === undefined || plan === undefined || !replica.isServing()) return;
-    if (samePlan(replica.engine.plan, plan) || this.planProposals.has(spool)) return;
+    if (!this.planBehind(replica.engine, plan) || this.planProposals.has(spool)) return;
     let host: SpoolHost;
     try {
       host = replica.servingHost();
@@ -488,7 +499,7 @@ export class Member implements AccountsHost {
       return; // not under the leader lease yet: the next change or call brings us back
     }
     this.planProposals.add(spool);
-    host.setPlan(plan).then(
+    host.setPlan(plan, this.planEpoch).then(
       () => {
         this.planProposals.delete(spool);
         this.reconcilePlan(spool); // the metadata may have moved on meanwhile

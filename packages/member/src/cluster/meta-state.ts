@@ -39,8 +39,12 @@ const NOT_FOUND: MetaResult = Object.freeze({ kind: 'not_found' });
 const NOT_INITIALIZED: MetaResult = Object.freeze({ kind: 'not_initialized' });
 
 const MAGIC = 0x4d514d54; // "MQMT"
-/** Version 2 added the plans table and dropped the accounts' spool lists (derived now). */
-const SNAPSHOT_VERSION = 2;
+/**
+ * Version 3 added the plan epoch; version 2 the plans table (and dropped the accounts' spool
+ * lists, derived now).
+ */
+const SNAPSHOT_VERSION = 3;
+const SNAPSHOT_VERSION_PLANS = 2;
 const SNAPSHOT_VERSION_FIRST = 1;
 const END = 0x454e4421; // "END!"
 
@@ -64,6 +68,12 @@ export class MetaState {
   readonly accounts = new Map<string, AccountRecord>();
   /** By the hex of the key hash. */
   readonly keys = new Map<string, KeyRecord>();
+  /**
+   * Counts the commands that may change some spool's plan (account created or changed, plan put):
+   * the version a spool's setPlan carries, so a primary whose metadata lags never undoes a newer
+   * plan.
+   */
+  planEpoch = 0;
   /** Named plans; `default` always exists (the engine's defaults, no request cap). */
   readonly plans = new Map<string, AccountPlan>([[DEFAULT_PLAN_NAME, resolveAccountPlan()]]);
   /** Keys and spools per account (derived from the tables, kept in step by apply). */
@@ -92,12 +102,16 @@ export class MetaState {
         if (account !== null) bump(this.spoolCounts, account, -1);
         return OK;
       }
-      case 'createAccount':
-        return this.createAccount(command);
+      case 'createAccount': {
+        const result = this.createAccount(command);
+        if (result === OK) this.planEpoch++;
+        return result;
+      }
       case 'putAccount': {
         const account = command.account;
         if (!this.accounts.has(account.id) || !this.plans.has(account.plan)) return NOT_FOUND;
         this.accounts.set(account.id, account);
+        this.planEpoch++;
         return OK;
       }
       case 'putKey': {
@@ -131,6 +145,7 @@ export class MetaState {
       case 'putPlan':
         if (!this.plans.has(command.name) && this.plans.size >= PLANS_MAX) return limit('plans');
         this.plans.set(command.name, command.plan);
+        this.planEpoch++;
         return OK;
     }
   }
@@ -211,6 +226,7 @@ export class MetaState {
       writer.string(name);
       writePlan(writer, this.plans.get(name)!);
     }
+    writer.f64(this.planEpoch);
     writer.u32(END);
     return writer.finish();
   }
@@ -220,7 +236,7 @@ export class MetaState {
     const reader = new MetaReader(data);
     if (reader.u32() !== MAGIC) throw new MetaCodecError('not a metadata snapshot');
     const version = reader.u16();
-    if (version !== SNAPSHOT_VERSION && version !== SNAPSHOT_VERSION_FIRST) {
+    if (version < SNAPSHOT_VERSION_FIRST || version > SNAPSHOT_VERSION) {
       throw new MetaCodecError(`unsupported version ${version}`);
     }
     const state = new MetaState();
@@ -248,8 +264,13 @@ export class MetaState {
       state.keys.set(hex(key.hash), key);
       bump(state.keyCounts, key.accountId, 1);
     }
-    if (version === SNAPSHOT_VERSION) {
+    if (version >= SNAPSHOT_VERSION_PLANS) {
       for (let i = reader.u32(); i > 0; i--) state.plans.set(reader.string(), readPlan(reader));
+    }
+    if (version === SNAPSHOT_VERSION) {
+      const epoch = reader.f64();
+      if (!Number.isSafeInteger(epoch) || epoch < 0) throw new MetaCodecError('plan epoch');
+      state.planEpoch = epoch;
     }
     if (reader.u32() !== END) throw new MetaCodecError('missing end marker');
     reader.end();

@@ -235,8 +235,8 @@ export class SpoolHost {
    * Logs the spool's plan limits (the metadata's plan of the owning account): every replica
    * applies them at this point of the log. Rejects as any write (503, 500 unconfirmed).
    */
-  async setPlan(plan: Plan): Promise<void> {
-    const result = await this.append({ type: 'setPlan', plan });
+  async setPlan(plan: Plan, version: number): Promise<void> {
+    const result = await this.append({ type: 'setPlan', plan, version });
     if (result.kind !== 'ok') throw unexpected(result);
     this.rearm();
   }

@@ -106,7 +106,10 @@ describe('MetaState', () => {
     expect(state.apply({ type: 'putKey', key: { hash: hashes.at(-1)!, accountId: 'a', blocked: false } })).toEqual({ kind: 'limit', what: 'keys per account' });
     expect(state.apply({ type: 'putKey', key: { hash: hashes[0]!, accountId: 'a', blocked: false } })).toEqual({ kind: 'exists' });
     expect(state.apply({ type: 'setKeyBlocked', hash: hashes[0]!, blocked: true })).toEqual({ kind: 'ok' });
+    // putPlan, createAccount, putAccount: each a plan epoch (the version a spool's setPlan carries).
+    expect(state.planEpoch).toBe(3);
     const restored = MetaState.decode(state.encode());
+    expect(restored.planEpoch).toBe(3);
     expect([...restored.keys.values()].filter((key) => key.blocked)).toHaveLength(1);
     expect(restored.plans.get('pro')).toEqual(plan);
     // Derived counts survive the restore: the bounds still hold.
