@@ -45,3 +45,10 @@ export {
 } from './cluster-options.js';
 export type { Env, HttpListen } from './cluster-options.js';
 export { renderMemberMetrics, renderRemoteMetrics } from './status-metrics.js';
+export { adminCommand, adminRequest, parseAdminArgs, ADMIN_URL_DEFAULT } from './commands/admin.js';
+export {
+  adminListenOf,
+  loadAdminToken,
+  ADMIN_TOKEN_FILE_NAME,
+  type AdminListen,
+} from './admin-options.js';

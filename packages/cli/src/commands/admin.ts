@@ -61,12 +61,13 @@ interface Request {
   readonly body?: object;
 }
 
-interface Parsed {
+export interface Parsed {
   readonly flags: Record<string, string | boolean | undefined>;
   readonly words: string[];
 }
 
-function parse(argv: readonly string[]): Parsed {
+/** Splits `mq admin` arguments into flags and words. Throws UsageError for an unknown flag. */
+export function parseAdminArgs(argv: readonly string[]): Parsed {
   const options: NonNullable<Parameters<typeof parseArgs>[0]>['options'] = {
     url: { type: 'string' },
     'token-file': { type: 'string' },
@@ -180,7 +181,7 @@ async function adminToken(flags: Parsed['flags'], env: CommandContext['env']): P
 }
 
 async function runAdmin(argv: readonly string[], context: CommandContext): Promise<number> {
-  const parsed = parse(argv);
+  const parsed = parseAdminArgs(argv);
   if (parsed.flags['help'] === true || parsed.words.length === 0) {
     context.out(`${USAGE}\n`);
     return parsed.flags['help'] === true ? 0 : 2;
