@@ -174,6 +174,24 @@ export function renderMemberMetrics(
       value(s),
     ]);
   }
+  const states = ['delayed', 'visible', 'pending', 'failed'] as const;
+  const depthRows = status.depths.flatMap((depth) => states.map((state) => ({ depth, state })));
+  out.add('mq_member_spool_messages', 'gauge', 'Messages by state, on spools served here.', depthRows, (r) => [
+    { ...self, spool: r.depth.spool, state: r.state },
+    r.depth[r.state],
+  ]);
+  out.add('mq_member_spool_leases', 'gauge', 'Live leases (pending messages), on spools served here.', status.depths, (d) => [
+    { ...self, spool: d.spool },
+    d.pending,
+  ]);
+  out.add('mq_member_spool_stored_messages', 'gauge', 'Stored messages (the plan-capped count).', status.depths, (d) => [
+    { ...self, spool: d.spool },
+    d.total,
+  ]);
+  out.add('mq_member_spool_stored_bytes', 'gauge', 'Stored payload bytes (the plan-capped bytes).', status.depths, (d) => [
+    { ...self, spool: d.spool },
+    d.dataBytes,
+  ]);
   if (storage !== null) {
     for (const [name, type, help, value] of STORAGE_METRICS) {
       out.add(name, type, help, [storage], (s) => [self, value(s)]);

@@ -47,6 +47,7 @@ const status: MemberStatus = {
       failure: null,
     },
   ],
+  depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, total: 11, dataBytes: 4096 }],
 };
 
 describe('renderMemberMetrics', () => {
@@ -61,6 +62,16 @@ describe('renderMemberMetrics', () => {
     expect(text).toContain('mq_member_raft_applied_index{member="n1",group="spool:default#1"} 119\n');
     expect(text).toContain('mq_member_spool_serving{member="n1",spool="default",group="spool:default#1"} 1\n');
     expect(text).toContain('mq_member_spool_openings_total{member="n1",spool="default",group="spool:default#1"} 2\n');
+  });
+
+  it('reports queue depth by state, leases and stored totals of the spools served here', () => {
+    const text = renderMemberMetrics(status, true);
+    expectPrometheusText(text);
+    expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="visible"} 5\n');
+    expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="failed"} 3\n');
+    expect(text).toContain('mq_member_spool_leases{member="n1",spool="acme/default"} 2\n');
+    expect(text).toContain('mq_member_spool_stored_messages{member="n1",spool="acme/default"} 11\n');
+    expect(text).toContain('mq_member_spool_stored_bytes{member="n1",spool="acme/default"} 4096\n');
   });
 
   it('omits the leader sample when no leader is known', () => {

@@ -1,6 +1,7 @@
 // The Hono app serving the /v1 interface over any `SpoolService`, plus /healthz, /readyz and
 // /metrics. All HTTP concerns live here and in the operation files; no queue logic does.
 
+import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import { MqError, type SpoolService } from '@mq/engine';
 import { authenticateRequest } from './auth.js';
@@ -20,6 +21,20 @@ import { jsonResponse } from './responses.js';
 import { ROUTES } from './routes.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+/** A client's `X-Request-Id` is kept when it is this short and plain; else the gateway makes one. */
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Request ids: the client's when acceptable, else `<random process prefix>-<counter>`. */
+class RequestIds {
+  private readonly prefix = randomBytes(4).toString('hex');
+  private next = 0;
+
+  of(given: string | undefined): string {
+    if (given !== undefined && REQUEST_ID_PATTERN.test(given)) return given;
+    this.next = this.next === Number.MAX_SAFE_INTEGER ? 0 : this.next + 1;
+    return `${this.prefix}-${this.next.toString(36)}`;
+  }
+}
 
 function methodNotAllowed(allowed: readonly string[]): Response {
   const response = mqErrorResponse(
@@ -83,15 +98,30 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
     longPolls: new LongPolls(resolved.shutdownSignal),
   };
   const app = new Hono<GatewayEnv>();
+  const ids = new RequestIds();
   app.use('*', async (c, next) => {
     const startMs = performance.now();
     deps.metrics.started();
     c.set('operation', 'unmatched');
+    c.set('account', undefined);
+    const requestId = ids.of(c.req.header('x-request-id'));
+    c.set('requestId', requestId);
     try {
       await next();
     } finally {
-      deps.metrics.observe(c.get('operation'), c.res.status, performance.now() - startMs);
+      const durationMs = performance.now() - startMs;
+      deps.metrics.observe(c.get('operation'), c.res.status, durationMs);
+      resolved.logRequest?.({
+        requestId,
+        operation: c.get('operation'),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        durationMs,
+        account: c.get('account'),
+      });
     }
+    c.res.headers.set('x-request-id', requestId);
     // While shutting down, no connection is kept alive past its current response.
     if (resolved.shutdownSignal?.aborted === true) c.res.headers.set('connection', 'close');
   });
@@ -108,7 +138,10 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
   app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such path')));
   app.onError((error, c) =>
     errorResponse(error, (unexpected) =>
-      resolved.logError(unexpected, { operation: c.get('operation') }),
+      resolved.logError(unexpected, {
+        operation: c.get('operation'),
+        requestId: c.get('requestId'),
+      }),
     ),
   );
   // The environment type is internal (what @hono/node-server passes); callers see a plain Hono.

@@ -25,7 +25,7 @@ export interface NodeBindings {
 
 export type GatewayEnv = {
   Bindings: NodeBindings | undefined;
-  Variables: { operation: string };
+  Variables: { operation: string; requestId: string; account: string | undefined };
 };
 
 export type GatewayContext = Context<GatewayEnv>;
@@ -122,6 +122,7 @@ export async function runOperation<P>(
   c.set('operation', operation.name);
   const headers = scanHeaders(rawHeadersOf(c), c.req.raw.headers);
   const principal = await authenticateRequest(headers.authorization, deps.options.authenticate);
+  if (principal) c.set('account', principal.accountId);
   const publicSpool = checkName('spool', c.req.param('spool') ?? '');
   const prefix = principal?.spoolPrefix ?? '';
   const spool = prefix + publicSpool;

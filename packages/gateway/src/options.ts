@@ -26,7 +26,25 @@ export interface GatewayOptions {
   /** Aborted on shutdown: long polls in progress end with 204, later ones answer 204 at once. */
   shutdownSignal?: AbortSignal;
   /** Receives unexpected exceptions (rendered as 500 `internal`); default writes to stderr. */
-  logError?: (error: unknown, context: { readonly operation: string }) => void;
+  logError?: (error: unknown, context: LogContext) => void;
+  /** Told about every answered request (an access log); default none. Must not throw. */
+  logRequest?: (entry: RequestLogEntry) => void;
+}
+
+/** What an error log line carries about its request. */
+export interface LogContext {
+  readonly operation: string;
+  /** The request's id (its `X-Request-Id`, or one the gateway made; echoed in the answer). */
+  readonly requestId: string;
+}
+
+export interface RequestLogEntry extends LogContext {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly durationMs: number;
+  /** The key's account, when authenticated against accounts. */
+  readonly account: string | undefined;
 }
 
 export const MESSAGE_SIZE_MAX_BYTES_DEFAULT = 1_048_576;
@@ -57,10 +75,11 @@ export interface ResolvedOptions {
   readonly metricsPublic: boolean;
   readonly metricsExtra: (() => string) | undefined;
   readonly shutdownSignal: AbortSignal | undefined;
-  readonly logError: (error: unknown, context: { readonly operation: string }) => void;
+  readonly logError: (error: unknown, context: LogContext) => void;
+  readonly logRequest: ((entry: RequestLogEntry) => void) | undefined;
 }
 
-function logToStderr(error: unknown, context: { readonly operation: string }): void {
+function logToStderr(error: unknown, context: LogContext): void {
   console.error(`gateway: internal error in ${context.operation}:`, error);
 }
 
@@ -84,5 +103,6 @@ export function resolveOptions(options: GatewayOptions = {}): ResolvedOptions {
     metricsExtra: options.metricsExtra,
     shutdownSignal: options.shutdownSignal,
     logError: options.logError ?? logToStderr,
+    logRequest: options.logRequest,
   };
 }

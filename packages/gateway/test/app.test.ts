@@ -150,3 +150,29 @@ describe('probes and metrics', () => {
     expect((await call(app, 'GET', '/metrics')).status).toBe(200);
   });
 });
+
+describe('request ids and logs', () => {
+  it("echoes a plain X-Request-Id, makes one otherwise, and logs each request with it", async () => {
+    const entries: { requestId: string; operation: string; status: number; account: string | undefined }[] = [];
+    const errors: unknown[] = [];
+    app = createGatewayApp(service, {
+      authenticate: () => ({ accountId: 'acme', spoolPrefix: 'acme/', messageSizeMaxBytes: 10 }),
+      logRequest: (entry) => entries.push(entry),
+      logError: (_error, context) => errors.push(context),
+    });
+    service.spools.add('acme/default');
+    const given = await call(app, 'GET', '/v1/spools/default', { headers: [['X-Request-Id', 'req-42']] });
+    expect(given.headers.get('x-request-id')).toBe('req-42');
+    const made = await call(app, 'GET', '/v1/spools/default', { headers: [['X-Request-Id', 'not ok!']] });
+    const madeId = made.headers.get('x-request-id');
+    expect(madeId).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+    expect(entries.map((e) => [e.requestId, e.operation, e.status, e.account])).toEqual([
+      ['req-42', 'describe_spool', 200, 'acme'],
+      [madeId, 'describe_spool', 200, 'acme'],
+    ]);
+    service.on('describeSpool', () => Promise.reject(new Error('boom')));
+    const failed = await call(app, 'GET', '/v1/spools/default', { headers: [['X-Request-Id', 'req-43']] });
+    expect(failed.status).toBe(500);
+    expect(errors).toEqual([{ operation: 'describe_spool', requestId: 'req-43' }]);
+  });
+});

@@ -18,7 +18,13 @@ export { PatternCache } from './host/patterns.js';
 export { SpoolHost, type SpoolHostOptions } from './host/spool-host.js';
 export { HostedSpoolService } from './host/hosted-service.js';
 export { type HostResolver } from './host/hosted-service.js';
-export { Member, type MemberStatus, MEMBER_READY_TIMEOUT_MS_DEFAULT } from './cluster/member.js';
+export {
+  Member,
+  type MemberStatus,
+  type SpoolDepth,
+  MEMBER_READY_TIMEOUT_MS_DEFAULT,
+  STATUS_DEPTH_SPOOLS_MAX,
+} from './cluster/member.js';
 export { type MemberOptions } from './cluster/member-options.js';
 export {
   SpoolReplica,

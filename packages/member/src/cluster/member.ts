@@ -52,12 +52,30 @@ import {
   spoolGroup,
 } from './spool-replica.js';
 
+/** Message counts of a spool this member serves as primary (queue depth by state, leases). */
+export interface SpoolDepth {
+  readonly spool: string;
+  readonly delayed: number;
+  readonly visible: number;
+  /** Messages under a live lease: the spool's lease count. */
+  readonly pending: number;
+  readonly failed: number;
+  /** Stored messages (in-flight sends included) and their payload bytes. */
+  readonly total: number;
+  readonly dataBytes: number;
+}
+
+/** Spools whose depth a status reports (the first in name order; keeps metrics bounded). */
+export const STATUS_DEPTH_SPOOLS_MAX = 1_000;
+
 export interface MemberStatus {
   readonly id: string;
   /** The cluster secret is known: spools can open here. */
   readonly initialized: boolean;
   readonly meta: RaftNodeStatus;
   readonly spools: readonly SpoolReplicaStatus[];
+  /** Depths of the spools this member serves (at most STATUS_DEPTH_SPOOLS_MAX). */
+  readonly depths: readonly SpoolDepth[];
 }
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
@@ -368,7 +386,22 @@ export class Member implements AccountsHost {
       initialized: this.codecs !== null,
       meta: this.meta.status(),
       spools: [...this.replicas.values()].map((replica) => replica.status()),
+      depths: this.depths(),
     };
+  }
+
+  private depths(): SpoolDepth[] {
+    const nowMs = this.clock.nowMs();
+    const out: SpoolDepth[] = [];
+    for (const name of [...this.replicas.keys()].sort()) {
+      if (out.length >= STATUS_DEPTH_SPOOLS_MAX) break;
+      const replica = this.replicas.get(name)!;
+      if (!replica.isServing()) continue;
+      const counts = replica.engine.spoolCounts(nowMs);
+      const { delayed, visible, pending, failed, total, dataBytes } = counts;
+      out.push({ spool: name, delayed, visible, pending, failed, total, dataBytes });
+    }
+    return out;
   }
 
   /**
