@@ -252,6 +252,10 @@ export function renderAccountMetrics(stats: AccountWatchStats): string {
     {},
     s.switches,
   ]);
+  const watchHelp = 'The member whose accounts table this gateway watches.';
+  out.add('mq_gateway_accounts_watch_member', 'gauge', watchHelp, rows, (s) =>
+    s.member === null ? null : [{ member: s.member }, 1],
+  );
   const versionHelp = 'Metadata index of the account table in force (-1: none yet).';
   out.add('mq_gateway_accounts_version', 'gauge', versionHelp, rows, (s) => [{}, s.version]);
   return out.text();

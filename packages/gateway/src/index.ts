@@ -51,6 +51,8 @@ export {
   ACCOUNTS_WATCH_PATH,
   ACCOUNTS_CALL_PATH,
   ACCOUNTS_CALL_BYTES_MAX,
+  WATCH_HEARTBEAT_MS,
+  WATCH_SILENCE_MS,
   encodeAck,
   decodeAck,
 } from './accounts/account-service.js';

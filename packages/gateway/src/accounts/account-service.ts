@@ -1,9 +1,11 @@
 // The accounts service members serve next to the member protocol, defined by hand with
 // pass-through serializers (gRPC only moves bytes):
 //   Watch (bidirectional): the member sends the whole AuthTable (auth-table.ts) when the stream
-//     opens and again whenever the metadata's accounts, keys or plans change; the gateway sends
-//     back `{"ack": version}` once it has installed a table, so an admin call can wait until
-//     every gateway holds its change.
+//     opens and again whenever the metadata's accounts, keys or plans change, and an empty frame
+//     (a heartbeat) every WATCH_HEARTBEAT_MS while its metadata replica follows a leader; the
+//     gateway sends back `{"ack": version}` once it has installed a table, so an admin call can
+//     wait until every gateway holds its change, and moves to another member when a stream stays
+//     silent for WATCH_SILENCE_MS (its member may be cut off and hold stale keys).
 //   Call (unary): a member forwards an admin step to another member (JSON in, JSON out).
 
 import { Buffer } from 'node:buffer';
@@ -11,6 +13,10 @@ import type { ServiceDefinition } from '@grpc/grpc-js';
 
 export const ACCOUNTS_WATCH_PATH = '/mq.member.Accounts/Watch';
 export const ACCOUNTS_CALL_PATH = '/mq.member.Accounts/Call';
+/** How often a member whose metadata is current tells its watchers so. */
+export const WATCH_HEARTBEAT_MS = 250;
+/** A watch stream silent this long is dropped for another member's. */
+export const WATCH_SILENCE_MS = 1_000;
 /** Largest Call request or answer (admin steps are small JSON objects). */
 export const ACCOUNTS_CALL_BYTES_MAX = 1024 * 1024;
 

@@ -1,18 +1,22 @@
 // A standalone gateway's link to the accounts table: one Watch stream to one member at a time.
 // Every table received replaces the directory's and is acknowledged. When the stream breaks (the
 // member stopped, or gRPC keepalive found the link dead), the watch moves to the next member
-// (round robin) after a backoff. Keys are therefore as current as the watched
-// member's metadata replica, which applies a committed change within a heartbeat.
+// (round robin) after a backoff; so does a stream silent for WATCH_SILENCE_MS (the member sends a
+// heartbeat only while its metadata follows a leader, so a member cut off from the metadata
+// leader, whose keys may be stale, is left within about a second). Keys are therefore as current
+// as the watched member's metadata replica, which applies a committed change within a heartbeat.
 
 import * as grpc from '@grpc/grpc-js';
 import type { AccountDirectory } from './account-directory.js';
-import { ACCOUNTS_WATCH_PATH, encodeAck } from './account-service.js';
+import { ACCOUNTS_WATCH_PATH, WATCH_SILENCE_MS, encodeAck } from './account-service.js';
 import { AUTH_TABLE_BYTES_MAX, decodeAuthTable } from './auth-table.js';
 
 export interface AccountWatchOptions {
   /** Member id -> gRPC address. */
   readonly members: Readonly<Record<string, string>>;
   readonly directory: AccountDirectory;
+  /** A stream silent this long is dropped for the next member's, ms (default WATCH_SILENCE_MS). */
+  readonly silenceMsMax?: number;
   /** Wait before trying the next member, ms (doubles up to `retryMsMax`). */
   readonly retryMsMin?: number;
   readonly retryMsMax?: number;
@@ -36,6 +40,8 @@ export class AccountWatch {
   private stream: grpc.ClientDuplexStream<Buffer, Buffer> | null = null;
   private member: string | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private silenceTimer: NodeJS.Timeout | null = null;
+  private heardAtMs = 0;
   private retryMs: number;
   private closed = false;
   private tables = 0;
@@ -47,6 +53,9 @@ export class AccountWatch {
     if (this.ids.length === 0) throw new RangeError('AccountWatch needs at least one member');
     this.retryMs = options.retryMsMin ?? 100;
     this.open();
+    const silenceMs = options.silenceMsMax ?? WATCH_SILENCE_MS;
+    this.silenceTimer = setInterval(() => this.checkSilence(silenceMs), silenceMs / 4);
+    this.silenceTimer.unref();
   }
 
   stats(): AccountWatchStats {
@@ -62,6 +71,8 @@ export class AccountWatch {
     this.closed = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    if (this.silenceTimer !== null) clearInterval(this.silenceTimer);
+    this.silenceTimer = null;
     this.stream?.cancel();
     this.stream = null;
     for (const client of this.clients.values()) client.close();
@@ -94,6 +105,7 @@ export class AccountWatch {
       passThrough,
     );
     this.stream = stream;
+    this.heardAtMs = performance.now();
     stream.on('data', (bytes: Buffer) => this.onTable(stream, bytes));
     stream.on('error', () => this.broken(stream));
     stream.on('end', () => this.broken(stream));
@@ -101,6 +113,8 @@ export class AccountWatch {
 
   private onTable(stream: grpc.ClientDuplexStream<Buffer, Buffer>, bytes: Buffer): void {
     if (stream !== this.stream) return;
+    this.heardAtMs = performance.now();
+    if (bytes.byteLength === 0) return; // a heartbeat: the member's metadata is current
     let table;
     try {
       table = decodeAuthTable(bytes);
@@ -113,6 +127,14 @@ export class AccountWatch {
     this.tables++;
     this.retryMs = this.options.retryMsMin ?? 100;
     stream.write(Buffer.from(encodeAck(table.version)));
+  }
+
+  /** Drops the stream when it has been silent past `silenceMs` (its member may be cut off). */
+  private checkSilence(silenceMs: number): void {
+    const stream = this.stream;
+    if (stream === null || performance.now() - this.heardAtMs < silenceMs) return;
+    stream.cancel();
+    this.broken(stream);
   }
 
   private broken(stream: grpc.ClientDuplexStream<Buffer, Buffer>): void {

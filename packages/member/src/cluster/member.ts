@@ -323,6 +323,10 @@ export class Member implements AccountsHost {
     return true;
   }
 
+  metaCurrent(): boolean {
+    return !this.closing && this.metaValue !== null && this.meta.node.leaderId() !== null;
+  }
+
   handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>> {
     return this.admin.handleCall(request);
   }

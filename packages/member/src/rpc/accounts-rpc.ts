@@ -6,6 +6,7 @@ import type * as grpc from '@grpc/grpc-js';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_SERVICE,
+  WATCH_HEARTBEAT_MS,
   type AuthTable,
   decodeAck,
   encodeAuthTable,
@@ -24,6 +25,8 @@ export interface AccountsHost {
   authTable(): AuthTable;
   /** Calls `listener` after the auth table changed; returns the unsubscribe. */
   onAuthChange(listener: () => void): () => void;
+  /** Whether this member's metadata follows a leader now (else watchers get no heartbeat). */
+  metaCurrent(): boolean;
   readonly watchers: Set<AccountWatcher>;
   /** Runs a forwarded admin step (JSON object in, JSON object out); rejects with MqError. */
   handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>>;
@@ -51,7 +54,12 @@ export function accountsServiceRegistration(host: AccountsHost): AccountsService
       stream.write(Buffer.from(encodeAuthTable(host.authTable())));
     };
     const unsubscribe = host.onAuthChange(send);
+    const heartbeat = setInterval(() => {
+      if (stream.writable && host.metaCurrent()) stream.write(Buffer.alloc(0));
+    }, WATCH_HEARTBEAT_MS);
+    heartbeat.unref();
     const done = (): void => {
+      clearInterval(heartbeat);
       unsubscribe();
       host.watchers.delete(watcher);
     };

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ProxyMesh } from '../../src/chaos/index.js';
 import { Api, queueNamer } from '../../src/conformance/index.js';
-import { ProcessCluster, ensureCliBuilt } from '../../src/cluster/index.js';
+import { ProcessCluster, ensureCliBuilt, metricSamples } from '../../src/cluster/index.js';
 import { drainQueue } from './send-stream.js';
 
 let cluster: ProcessCluster;
@@ -56,5 +56,47 @@ describe('ProcessCluster behind a ProxyMesh', () => {
     // An unconfirmed send may or may not have happened; a 201 must have.
     const allowed = during === 201 ? [['before', 'during', 'after']] : [['before', 'after'], ['before', 'during', 'after']];
     expect(allowed).toContainEqual(drained);
+  }, 120_000);
+
+  it('a gateway whose watched member is cut off from the others drops its keys within the tolerance', async () => {
+    onTestFailed(() => console.error(cluster.logTails(60)));
+    await cluster.waitReady();
+    const admin = cluster.admin(0);
+    await admin.request('POST', '/accounts', { id: 'cutoff' });
+    const key = await admin.createKey('cutoff');
+    const gatewayApi = new Api({ ...api.target, apiKey: key.key });
+    expect((await gatewayApi.call('GET', gatewayApi.spoolPath())).status).toBe(200);
+    const metrics = await cluster.gateway().metrics();
+    const watched = metricSamples(metrics, 'mq_gateway_accounts_watch_member')[0]?.labels['member'];
+    expect(watched).toBeDefined();
+    const others = cluster.ids.filter((id) => id !== watched);
+    // The watched member keeps its link to the gateway but loses the metadata majority.
+    mesh.partition([watched!], others);
+    try {
+      const majority = cluster.admin(cluster.ids.indexOf(others[0]!));
+      const startedMs = performance.now();
+      // Bounded retries: the majority may be electing a new metadata leader just now.
+      for (let attempt = 0; ; attempt++) {
+        const answer = await majority.request('DELETE', `/keys/${key.id}`);
+        if (answer.status === 204) break;
+        if (attempt >= 20) throw new Error(`revoke: ${answer.status} ${JSON.stringify(answer.body)}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const revokedMs = performance.now() - startedMs;
+      let refusedMs = -1;
+      const deadlineMs = performance.now() + 10_000;
+      while (performance.now() < deadlineMs) {
+        if ((await gatewayApi.call('GET', gatewayApi.spoolPath())).status === 401) {
+          refusedMs = performance.now() - startedMs;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      console.log(`cut-off watch: revoke answered after ${revokedMs.toFixed(0)} ms, key refused by the gateway after ${refusedMs.toFixed(0)} ms`);
+      expect(refusedMs).toBeGreaterThanOrEqual(0);
+    } finally {
+      mesh.heal();
+    }
+    await cluster.waitReady();
   }, 120_000);
 });
