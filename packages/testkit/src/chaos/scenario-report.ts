@@ -16,9 +16,10 @@ export function formatScenario(result: ScenarioResult): string {
   const { report, faults } = result;
   const faultTotal = REPORTED_FAULT_KINDS.reduce((sum, kind) => sum + faults[kind], 0);
   const byKind = REPORTED_FAULT_KINDS.map((kind) => `${kind} ${faults[kind]}`).join(', ');
+  const seconds = (ms: number): string => (ms / 1000).toFixed(1);
   const header = [
-    `chaos run: seed ${result.seed}, fault phase ${(result.durationMs / 1000).toFixed(1)} s, ` +
-      `wall ${(result.wallMs / 1000).toFixed(1)} s`,
+    `chaos run: seed ${result.seed}, fault phase ${seconds(result.faultPhaseMs)} s ` +
+      `(scheduled ${seconds(result.durationMs)} s), wall ${seconds(result.wallMs)} s`,
     `  replay: ${replayCommand(result)}`,
     `  workload operations ${result.workload.operations}, drain acked ${result.drain.acked} ` +
       `(drained: ${result.drain.drained})`,
@@ -36,12 +37,15 @@ export function markdownHeader(): string {
   return `| ${columns.join(' | ')} |\n|${columns.map(() => '---').join('|')}|`;
 }
 
-/** One README table row: seed, minutes, operations, faults by kind, every violation count. */
+/**
+ * One README table row: seed, minutes of faults (as run), operations, faults by kind, every
+ * violation count.
+ */
 export function markdownRow(result: ScenarioResult): string {
   const kinds = REPORTED_FAULT_KINDS.filter((kind) => result.faults[kind] > 0);
   const faults = kinds.map((kind) => `${kind} ${result.faults[kind]}`).join(', ');
   const counts = VIOLATION_CATEGORIES.map((c) => String(result.report.violations[c].count));
-  const minutes = (result.durationMs / 60_000).toFixed(1);
+  const minutes = (result.faultPhaseMs / 60_000).toFixed(1);
   const cells = [String(result.seed), minutes, String(result.report.counts.operations), faults];
   return `| ${[...cells, ...counts].join(' | ')} |`;
 }

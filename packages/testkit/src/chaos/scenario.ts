@@ -64,6 +64,8 @@ export interface ScenarioResult {
   readonly rootDir: string;
   /** Wall time of the whole run, ms. */
   readonly wallMs: number;
+  /** From the workload's start to the last recovery, ms (the schedule's, plus slow restarts). */
+  readonly faultPhaseMs: number;
 }
 
 /**
@@ -111,11 +113,11 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     const run = await exercise(options, cluster, mesh, schedule);
     const historyPath = run.report.valid ? null : await keepEvidence(rootDir, options.seed, run);
     removeRoot = run.report.valid && options.keepFiles !== true && options.rootDir === undefined;
-    const { faults, workload, drain, report } = run;
+    const { faults, workload, drain, report, faultPhaseMs } = run;
     const wallMs = performance.now() - startedMs;
     const { seed } = options;
     const { durationMs } = schedule;
-    const counts = { faults, workload, drain, report };
+    const counts = { faults, workload, drain, report, faultPhaseMs };
     return { seed, durationMs, schedule, ...counts, historyPath, rootDir, wallMs };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -135,6 +137,7 @@ interface Exercised {
   readonly workload: WorkloadSummary;
   readonly drain: DrainSummary;
   readonly report: CheckReport;
+  readonly faultPhaseMs: number;
 }
 
 /** Start, workload under faults, heal, drain, converge, collect, check. */
@@ -153,15 +156,18 @@ async function exercise(
   await cluster.start();
   await cluster.waitReady(SETTLE_TIMEOUT_MS);
   // The harness's test account (its spools are the ones primaryOf and the workload name).
-  const target: WorkloadTarget = { baseUrl: cluster.baseUrl, apiKey: await retried(() => cluster.apiKey()) };
+  const apiKey = await retried(() => cluster.apiKey());
+  const target: WorkloadTarget = { baseUrl: cluster.baseUrl, apiKey };
   await retried(() => setupQueues(model, target));
   const history = new History();
   const injector = new FaultInjector(cluster, mesh, model.spool);
+  const faultStartMs = performance.now();
   const workload = await underFaults(
     (signal) =>
       runWorkload({ model, target, history, durationMs: workloadBoundMs(schedule), signal }),
     () => runEpisodes(schedule, injector, history, log),
   );
+  const faultPhaseMs = performance.now() - faultStartMs;
   log(`chaos: faults done; ${workload.operations} workload operations; settling`);
   mesh.heal();
   await cluster.waitReady(SETTLE_TIMEOUT_MS);
@@ -169,7 +175,7 @@ async function exercise(
   await waitConverged(cluster);
   const final = await retried(() => collectFinalState({ model, target, history }));
   const report = check(history, final);
-  return { history, final, faults: injector.counts, workload, drain, report };
+  return { history, final, faults: injector.counts, workload, drain, report, faultPhaseMs };
 }
 
 /**
