@@ -36,6 +36,8 @@ Commands:
   spools move ACCOUNT NAME MEMBER
                               move the spool's primary (Raft leadership transfer)
   cluster                     members, the metadata leader, every spool's replicas and primary
+  members add ID HOST:PORT    add a member started with \`mq member --join\` (gRPC address)
+  members remove ID           remove a member that holds no spool replica
 
 Options:
   --url URL           Admin API. Env MQ_ADMIN_URL. Default ${ADMIN_URL_DEFAULT}.
@@ -160,6 +162,12 @@ export function adminRequest(parsed: Parsed): Request {
     case 'cluster':
       words(parsed, 1);
       return { method: 'GET', path: '/cluster' };
+    case 'members add': {
+      const [id, address] = words(parsed, 4);
+      return { method: 'POST', path: '/members', body: { id: decodeURIComponent(id!), address: decodeURIComponent(address!) } };
+    }
+    case 'members remove':
+      return { method: 'DELETE', path: `/members/${words(parsed, 3)[0]}` };
     default:
       throw new UsageError(`unknown admin command '${key}'`);
   }

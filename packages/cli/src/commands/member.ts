@@ -43,6 +43,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   /** gRPC listen address; default the `peers` entry of `id`. */
   readonly listen: string;
   readonly dataDir: string;
+  /** Join an existing cluster instead of founding one (empty storage only). */
+  readonly join: boolean;
 }
 
 export interface MemberHandle {
@@ -77,6 +79,9 @@ Options:
   --data DIR          Storage directory. Env MQ_DATA_DIR. Default ${MEMBER_DATA_ROOT_DEFAULT}/<id>.
   --port PORT         HTTP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST         HTTP address to bind. Env MQ_HOST. Default 127.0.0.1.
+  --join              With empty storage, join an existing cluster instead of founding one:
+                      wait to be added with \`mq admin members add ID HOST:PORT\`. --peers must
+                      name this member and the existing ones.
 ${ADMIN_USAGE}
   -h, --help          Show this help.
 
@@ -100,6 +105,7 @@ export function parseMemberArgs(
     port: { type: 'string' },
     host: { type: 'string' },
     ...ADMIN_FLAGS,
+    join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -122,6 +128,7 @@ export function parseMemberArgs(
     peers,
     listen: listen === undefined ? self : parseGrpcAddress(listen.value, listen.source, true),
     dataDir,
+    join: flags['join'] === true,
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
   };
@@ -159,6 +166,7 @@ export async function startMember(
     peers: options.peers,
     listen: options.listen,
     dataDir: options.dataDir,
+    join: options.join,
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
   });
   const gateway = new MemberGatewayService(

@@ -23,6 +23,8 @@ describe('mq admin command lines', () => {
     expect(request('spools', 'create', 'acme', 'orders')).toEqual({ method: 'PUT', path: '/accounts/acme/spools/orders' });
     expect(request('spools', 'move', 'acme', 'orders', 'n2')).toEqual({ method: 'POST', path: '/accounts/acme/spools/orders/move', body: { to: 'n2' } });
     expect(request('cluster')).toEqual({ method: 'GET', path: '/cluster' });
+    expect(request('members', 'add', 'n4', '10.0.0.4:7001')).toEqual({ method: 'POST', path: '/members', body: { id: 'n4', address: '10.0.0.4:7001' } });
+    expect(request('members', 'remove', 'n4')).toEqual({ method: 'DELETE', path: '/members/n4' });
   });
 
   it('refuses unknown commands, wrong argument counts and bad numbers', () => {

@@ -21,7 +21,9 @@ describe('parseMemberArgs', () => {
       adminPort: 8081,
       adminTokenFile: join(MEMBER_DATA_ROOT_DEFAULT, 'n2', 'admin-token'),
       adminToken: null,
+      join: false,
     });
+    expect(parseMemberArgs(['--id', 'n2', '--peers', PEERS, '--join'], {})).toMatchObject({ join: true });
     expect(() => parseMemberArgs(['--peers', PEERS], {})).toThrow(/--id/);
     expect(() => parseMemberArgs(['--id', 'n1'], {})).toThrow(/--peers/);
     expect(() => parseMemberArgs(['--id', 'n4', '--peers', PEERS], {})).toThrow(/must include this member/);

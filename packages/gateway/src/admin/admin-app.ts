@@ -7,7 +7,7 @@
 //   GET plans | PUT plans/:name {limits...}
 //   PUT accounts/:id/spools/:spool | DELETE accounts/:id/spools/:spool
 //   POST accounts/:id/spools/:spool/move {to}
-//   GET cluster
+//   GET cluster | POST members {id, address} | DELETE members/:id
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
@@ -172,6 +172,18 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     );
   });
   app.get(`${base}/cluster`, async () => jsonResponse(200, await backend.cluster()));
+  app.post(`${base}/members`, async (c) => {
+    const body = await jsonBody(c);
+    onlyFields(body, ['id', 'address']);
+    const id = optionalString(body, 'id');
+    const address = optionalString(body, 'address');
+    if (id === undefined) throw invalid('id', 'id (the new member id) is required');
+    if (address === undefined) throw invalid('address', 'address (host:port) is required');
+    return jsonResponse(200, await backend.addMember(id, address));
+  });
+  app.delete(`${base}/members/:id`, async (c) =>
+    jsonResponse(200, await backend.removeMember(c.req.param('id'))),
+  );
   app.get('/healthz', () => jsonResponse(200, { status: 'ok' }));
   app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such admin path')));
   app.onError((error) =>

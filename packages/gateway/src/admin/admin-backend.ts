@@ -70,4 +70,11 @@ export interface AdminBackend {
   cluster(): Promise<AdminCluster>;
   /** Moves the spool's primary to member `to` (a Raft leadership transfer). */
   moveSpool(accountId: string, spool: string, to: string): Promise<AdminSpool>;
+  /**
+   * Adds member `id`, started with `mq member --join` at gRPC `address`, as a voter of the
+   * metadata group; new spools may be placed on it.
+   */
+  addMember(id: string, address: string): Promise<AdminCluster>;
+  /** Removes member `id` from the metadata group; refused (409) while it holds spool replicas. */
+  removeMember(id: string): Promise<AdminCluster>;
 }

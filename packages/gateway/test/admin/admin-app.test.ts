@@ -40,6 +40,8 @@ function backend(): { calls: unknown[][]; backend: AdminBackend; fail: (error: M
       deleteSpool: record('deleteSpool', undefined),
       cluster: record('cluster', { members: ['n1'], metaLeader: 'n1', spools: [spool] }),
       moveSpool: record('moveSpool', spool),
+      addMember: record('addMember', { members: ['n1', 'n2'], metaLeader: 'n1', spools: [] }),
+      removeMember: record('removeMember', { members: ['n1'], metaLeader: 'n1', spools: [] }),
     },
   };
 }
@@ -77,6 +79,8 @@ describe('admin app', () => {
       ['DELETE', '/accounts/acme/spools/orders', undefined, 204, ['deleteSpool', 'acme', 'orders']],
       ['POST', '/accounts/acme/spools/default/move', '{"to":"n2"}', 200, ['moveSpool', 'acme', 'default', 'n2']],
       ['GET', '/cluster', undefined, 200, ['cluster']],
+      ['POST', '/members', '{"id":"n2","address":"h:7002"}', 200, ['addMember', 'n2', 'h:7002']],
+      ['DELETE', '/members/n2', undefined, 200, ['removeMember', 'n2']],
     ];
     for (const [method, path, body, status, expected] of expectations) {
       const response = await call(app, method, path, body);
@@ -97,6 +101,7 @@ describe('admin app', () => {
       ['PUT', '/plans/pro', '{"requestsPerSecond":-1}', 'invalid_argument'],
       ['PUT', '/plans/pro', '{"colour":1}', 'unknown_field'],
       ['POST', '/accounts/acme/spools/default/move', '{}', 'invalid_argument'],
+      ['POST', '/members', '{"id":"n2"}', 'invalid_argument'],
     ];
     for (const [method, path, body, kind] of bad) {
       const response = await call(app, method, path, body);

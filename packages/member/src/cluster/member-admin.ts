@@ -46,6 +46,8 @@ const PROPAGATION_POLL_MS = 10;
 /** Deadline of one forwarded call. */
 const CALL_DEADLINE_MS = 5_000;
 const SPOOL_NAME = /^[A-Za-z0-9_:-]{1,63}$/;
+const MEMBER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+const ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$/;
 /** Prefix of every API key (recognisable in logs and secret scanners). */
 export const API_KEY_PREFIX = 'mqk_';
 /** Random bytes of an API key. */
@@ -202,6 +204,65 @@ export class MemberAdmin implements AdminBackend {
     return this.spoolView(name);
   }
 
+  async addMember(id: string, address: string): Promise<AdminCluster> {
+    if (!MEMBER_ID.test(id)) throw invalid('id', `member id must match ${MEMBER_ID.source}`);
+    if (!ADDRESS.test(address)) throw invalid('address', 'address must be host:port');
+    await this.onMetaLeader({ op: 'addMember', id, address });
+    return this.cluster();
+  }
+
+  async removeMember(id: string): Promise<AdminCluster> {
+    if (!this.member.meta.state.members.includes(id)) {
+      throw new MqError('not_found', `member ${id}: not found`);
+    }
+    const holding = [...this.member.meta.state.spools.values()].filter((s) => s.replicas.includes(id));
+    if (holding.length > 0) {
+      const names = holding.map((s) => s.name).slice(0, 10).join(', ');
+      throw new MqError('conflict', `member ${id} holds replicas of ${holding.length} spool(s) (${names}); ` +
+        'moving replicas off a member is not supported yet', { spools: holding.length });
+    }
+    await this.onMetaLeader({ op: 'removeMember', id });
+    return this.cluster();
+  }
+
+  /** Runs a membership step on the metadata leader (here, or forwarded there). */
+  private async onMetaLeader(request: Record<string, unknown>): Promise<void> {
+    const leader = this.member.meta.node.leaderId();
+    if (leader === null) throw unavailable('the metadata group has no leader now; retry');
+    await this.callOn(leader, request);
+  }
+
+  /** addMember on the metadata leader: record the address everywhere, then add the voter. */
+  private async addMemberHere(id: string, address: string): Promise<void> {
+    const meta = this.member.meta;
+    if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
+    const result = await meta.propose({ type: 'addMember', id, address });
+    // `exists`: added before (perhaps the voter step failed then): the voter step is retried.
+    if (result.kind !== 'ok' && result.kind !== 'exists') throw metaError(result, `member ${id}`)!;
+    if (meta.node.status().config.voters.includes(id)) return;
+    try {
+      await meta.node.addVoter(id);
+    } catch (error) {
+      throw unavailable(`member ${id} did not catch up as a voter (started with --join?): ${String(error)}`);
+    }
+  }
+
+  /** removeMember on the metadata leader: the voter goes first, then the record. */
+  private async removeMemberHere(id: string): Promise<void> {
+    const meta = this.member.meta;
+    if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
+    if (id === this.member.id) {
+      throw new MqError('conflict', `member ${id} leads the metadata: move that leadership first`);
+    }
+    try {
+      await meta.node.removeMember(id);
+    } catch (error) {
+      throw unavailable(`removing ${id} from the metadata group failed: ${String(error)}`);
+    }
+    const error = metaError(await meta.propose({ type: 'removeMember', id }), `member ${id}`);
+    if (error !== null) throw error;
+  }
+
   // ---- Forwarded steps (accounts service Call) ----------------------------------------------
 
   /** Runs a step another member forwarded. Rejects with MqError. */
@@ -216,6 +277,12 @@ export class MemberAdmin implements AdminBackend {
         return { acked: this.member.authPropagated(Number(request['index'])) };
       case 'transfer':
         await this.transferHere(String(request['spool']), String(request['to']));
+        return {};
+      case 'addMember':
+        await this.addMemberHere(String(request['id']), String(request['address']));
+        return {};
+      case 'removeMember':
+        await this.removeMemberHere(String(request['id']));
         return {};
       default:
         throw new MqError('invalid_argument', 'unknown accounts call');

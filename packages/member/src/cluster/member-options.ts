@@ -26,6 +26,11 @@ export interface MemberOptions {
   readonly raft?: RaftTuning;
   /** Plan limits of every spool (until accounts carry plans). */
   readonly plan?: Partial<Plan>;
+  /**
+   * Join an existing cluster: with empty storage, do not found a cluster; wait to be added
+   * (`mq admin members add`) and learn everything from the metadata leader. Default false.
+   */
+  readonly join?: boolean;
   /** Replicas per spool (default 3): a spool gets min(members, this). */
   readonly replicasPerSpool?: number;
   readonly waitersPerQueueMax?: number;

@@ -193,8 +193,8 @@ export class Member implements AccountsHost {
       storage: this.storageValue.group(META_GROUP),
       transport: this.transport,
       router: this.router,
-      // Only a member that has never stored anything founds the group.
-      ...(stored.length === 0 ? { bootstrap: members } : {}),
+      // Only a member that has never stored anything founds the group, unless it joins one.
+      ...(stored.length === 0 && options.join !== true ? { bootstrap: members } : {}),
       members,
       replicasPerSpool: options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT,
       ...(options.raft === undefined ? {} : { raft: options.raft }),
@@ -246,7 +246,7 @@ export class Member implements AccountsHost {
    */
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
     Object.assign(this.peers, peers);
-    this.grpcTransport?.setPeers(peers);
+    this.grpcTransport?.setPeers(this.peers);
   }
 
   /** The gRPC address of member `id` (as configured). */
@@ -501,9 +501,21 @@ export class Member implements AccountsHost {
     if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
       this.stopReplica(command.name);
     }
+    if (command === null || command.type === 'addMember') this.learnAddresses();
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
     this.reconcile();
+  }
+
+  /** Dials the members added after the founding at the addresses the metadata records. */
+  private learnAddresses(): void {
+    const added = this.metaValue?.state.addresses;
+    if (added === undefined) return;
+    const missing: Record<string, string> = {};
+    for (const [id, address] of added) {
+      if (id !== this.id && this.peers[id] !== address) missing[id] = address;
+    }
+    if (Object.keys(missing).length > 0) this.setPeerAddresses(missing);
   }
 
   /** Recomputes every account spool's plan from the metadata and logs the changed ones. */

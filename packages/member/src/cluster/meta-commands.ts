@@ -119,6 +119,19 @@ export interface SetKeyBlockedCommand {
 }
 
 /** Creates or replaces a named plan. */
+/** A member joins (its gRPC address is recorded so every member can reach it). */
+export interface AddMemberCommand {
+  readonly type: 'addMember';
+  readonly id: string;
+  readonly address: string;
+}
+
+/** A member leaves (it must hold no spool replica). */
+export interface RemoveMemberCommand {
+  readonly type: 'removeMember';
+  readonly id: string;
+}
+
 export interface PutPlanCommand {
   readonly type: 'putPlan';
   readonly name: string;
@@ -144,7 +157,9 @@ export type MetaCommand =
   | DeleteKeyCommand
   | CreateAccountCommand
   | SetKeyBlockedCommand
-  | PutPlanCommand;
+  | PutPlanCommand
+  | AddMemberCommand
+  | RemoveMemberCommand;
 
 /** What applying a metadata command did; deterministic on every replica. */
 export type MetaResult =
@@ -166,6 +181,8 @@ const TYPE_CODES: Readonly<Record<MetaCommand['type'], number>> = {
   createAccount: 7,
   setKeyBlocked: 8,
   putPlan: 9,
+  addMember: 10,
+  removeMember: 11,
 };
 const ACCOUNT_STATES: readonly AccountState[] = ['active', 'suspended', 'blocked'];
 
@@ -208,6 +225,13 @@ export function encodeMetaCommand(command: MetaCommand): Uint8Array {
       writer.string(command.name);
       writePlan(writer, command.plan);
       break;
+    case 'addMember':
+      writer.string(command.id);
+      writer.string(command.address);
+      break;
+    case 'removeMember':
+      writer.string(command.id);
+      break;
   }
   return writer.finish();
 }
@@ -248,6 +272,10 @@ function readCommand(reader: MetaReader, code: number): MetaCommand {
       return { type: 'setKeyBlocked', hash: readHash(reader), blocked: readFlag(reader) };
     case TYPE_CODES.putPlan:
       return { type: 'putPlan', name: reader.string(), plan: readPlan(reader) };
+    case TYPE_CODES.addMember:
+      return { type: 'addMember', id: reader.string(), address: reader.string() };
+    case TYPE_CODES.removeMember:
+      return { type: 'removeMember', id: reader.string() };
     default:
       throw new MetaCodecError(`unknown command type ${code}`);
   }

@@ -40,10 +40,11 @@ const NOT_INITIALIZED: MetaResult = Object.freeze({ kind: 'not_initialized' });
 
 const MAGIC = 0x4d514d54; // "MQMT"
 /**
- * Version 3 added the plan epoch; version 2 the plans table (and dropped the accounts' spool
- * lists, derived now).
+ * Version 4 added the addresses of members added later; version 3 the plan epoch; version 2 the
+ * plans table (and dropped the accounts' spool lists, derived now).
  */
-const SNAPSHOT_VERSION = 3;
+const SNAPSHOT_VERSION = 4;
+const SNAPSHOT_VERSION_EPOCH = 3;
 const SNAPSHOT_VERSION_PLANS = 2;
 const SNAPSHOT_VERSION_FIRST = 1;
 const END = 0x454e4421; // "END!"
@@ -60,8 +61,10 @@ export interface PlacedSpool extends SpoolRecord {
 export class MetaState {
   /** Null until the init entry is applied. */
   secret: Uint8Array | null = null;
-  /** Founding members, sorted. */
+  /** Members (the founding ones, then those added), sorted. */
   members: readonly string[] = [];
+  /** gRPC addresses of the members added after the founding (founders come from configuration). */
+  readonly addresses = new Map<string, string>();
   readonly spools = new Map<string, PlacedSpool>();
   /** Generation the next created spool gets. */
   nextSpoolGen = 1;
@@ -142,6 +145,19 @@ export class MetaState {
         bump(this.keyCounts, key.accountId, -1);
         return OK;
       }
+      case 'addMember':
+        if (this.members.includes(command.id)) return EXISTS;
+        this.members = [...this.members, command.id].sort();
+        this.addresses.set(command.id, command.address);
+        return OK;
+      case 'removeMember':
+        if (!this.members.includes(command.id)) return NOT_FOUND;
+        for (const spool of this.spools.values()) {
+          if (spool.replicas.includes(command.id)) return limit(`replicas on ${command.id}`);
+        }
+        this.members = this.members.filter((id) => id !== command.id);
+        this.addresses.delete(command.id);
+        return OK;
       case 'putPlan':
         if (!this.plans.has(command.name) && this.plans.size >= PLANS_MAX) return limit('plans');
         this.plans.set(command.name, command.plan);
@@ -227,6 +243,12 @@ export class MetaState {
       writePlan(writer, this.plans.get(name)!);
     }
     writer.f64(this.planEpoch);
+    const added = [...this.addresses.keys()].sort();
+    writer.u32(added.length);
+    for (const id of added) {
+      writer.string(id);
+      writer.string(this.addresses.get(id)!);
+    }
     writer.u32(END);
     return writer.finish();
   }
@@ -267,10 +289,13 @@ export class MetaState {
     if (version >= SNAPSHOT_VERSION_PLANS) {
       for (let i = reader.u32(); i > 0; i--) state.plans.set(reader.string(), readPlan(reader));
     }
-    if (version === SNAPSHOT_VERSION) {
+    if (version >= SNAPSHOT_VERSION_EPOCH) {
       const epoch = reader.f64();
       if (!Number.isSafeInteger(epoch) || epoch < 0) throw new MetaCodecError('plan epoch');
       state.planEpoch = epoch;
+    }
+    if (version === SNAPSHOT_VERSION) {
+      for (let i = reader.u32(); i > 0; i--) state.addresses.set(reader.string(), reader.string());
     }
     if (reader.u32() !== END) throw new MetaCodecError('missing end marker');
     reader.end();

@@ -29,6 +29,8 @@ const commands: MetaCommand[] = [
   { type: 'createAccount', account: { id: 'a', state: 'active', plan: 'default' }, defaultReplicas: ['n1', 'n3'] },
   { type: 'setKeyBlocked', hash, blocked: true },
   { type: 'putPlan', name: 'pro', plan: resolveAccountPlan({ queuesPerSpoolMax: 3, requestsPerSecond: 50 }) },
+  { type: 'addMember', id: 'n4', address: '10.0.0.4:7001' },
+  { type: 'removeMember', id: 'n4' },
 ];
 
 describe('metadata command codec', () => {

@@ -124,4 +124,21 @@ describe('MetaState', () => {
     const good = new MetaState().encode();
     expect(() => MetaState.decode(good.subarray(0, good.length - 2))).toThrow(MetaCodecError);
   });
+
+  it('adds members with their addresses and removes one only while it holds no replica', () => {
+    const state = new MetaState();
+    state.apply(init(secretA));
+    expect(state.apply({ type: 'addMember', id: 'n4', address: 'h4:7001' })).toEqual({ kind: 'ok' });
+    expect(state.apply({ type: 'addMember', id: 'n4', address: 'h4:7001' })).toEqual({ kind: 'exists' });
+    expect(state.members).toEqual(['n1', 'n2', 'n3', 'n4']);
+    const restored = MetaState.decode(state.encode());
+    expect(restored.addresses.get('n4')).toBe('h4:7001');
+    state.apply({ type: 'createSpool', name: 'on4', replicas: ['n4'] });
+    expect(state.apply({ type: 'removeMember', id: 'n4' })).toEqual({ kind: 'limit', what: 'replicas on n4' });
+    state.apply({ type: 'deleteSpool', name: 'on4' });
+    expect(state.apply({ type: 'removeMember', id: 'n4' })).toEqual({ kind: 'ok' });
+    expect(state.apply({ type: 'removeMember', id: 'n4' })).toEqual({ kind: 'not_found' });
+    expect(state.members).toEqual(['n1', 'n2', 'n3']);
+    expect(state.addresses.size).toBe(0);
+  });
 });
