@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type SpoolService, isMqError } from '@mq/engine';
 import { MemoryStorageEngine } from '@mq/raft';
 import { ManualClock } from '../../src/host/clock.js';
 import { Member } from '../../src/cluster/member.js';
@@ -24,6 +25,22 @@ async function metaLeader(c: TestCluster): Promise<Member> {
   let found: Member | undefined;
   await waitFor(() => (found = [...c.members.values()].find((m) => m.meta.node.isLeader())) !== undefined);
   return found!;
+}
+
+/**
+ * Runs `fn` on the current primary of `default`, again (on the primary then) while it answers
+ * 503 unavailable: nothing happened, the primary lost its lease for a moment or moved, and a
+ * client retries, as the gateway does. Bounded by the primary lookup's own deadline.
+ */
+async function onPrimary<T>(c: TestCluster, fn: (service: SpoolService) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const primary = await c.primary();
+    try {
+      return await fn(primary.service);
+    } catch (error) {
+      if (!isMqError(error) || error.status !== 503 || attempt >= 20) throw error;
+    }
+  }
 }
 
 async function readyCluster(ids: string[], options: Parameters<typeof TestCluster.start>[1] = {}): Promise<TestCluster> {
@@ -155,10 +172,10 @@ describe('Member', () => {
 
   it('restarts a whole cluster from LevelDB: nothing acknowledged is lost', async () => {
     cluster = await readyCluster(['n1', 'n2', 'n3'], { level: true });
-    let primary = await cluster.primary();
+    const primary = await cluster.primary();
     await primary.service.createQueue('default', 'q', {});
     const sent: string[] = [];
-    for (let i = 0; i < 20; i++) sent.push(await send(primary.service, 'q', bytes(i)));
+    for (let i = 0; i < 20; i++) sent.push(await onPrimary(cluster, (service) => send(service, 'q', bytes(i))));
     const acked = new Set<string>();
     for (let i = 0; i < 5; i++) {
       const delivery = await receiveNow(primary.service, 'q');
@@ -169,13 +186,14 @@ describe('Member', () => {
 
     for (const id of cluster.ids) await cluster.startMember(id);
     await Promise.all([...cluster.members.values()].map((member) => member.ready()));
-    primary = await cluster.primary();
-    const stats = await primary.service.spoolStats('default', { limit: 10 });
+    const stats = await onPrimary(cluster, (service) => service.spoolStats('default', { limit: 10 }));
     expect(stats.stats.total).toBe(15);
     const received: string[] = [];
-    for (let i = 0; i < 15; i++) received.push((await receiveNow(primary.service, 'q')).messageId);
+    for (let i = 0; i < 15; i++) {
+      received.push((await onPrimary(cluster, (service) => receiveNow(service, 'q'))).messageId);
+    }
     expect(received).toEqual(sent.filter((id) => !acked.has(id)));
-    expect(await primary.service.receive('default', 'q', { waitMs: 0 })).toBeNull();
+    expect(await onPrimary(cluster, (service) => service.receive('default', 'q', { waitMs: 0 }))).toBeNull();
     // Recovered, not bootstrapped again: the secret survived (tokens keep verifying).
     const secrets = [...cluster.members.values()].map((m) => Buffer.from(m.meta.state.secret!).toString('hex'));
     expect(new Set(secrets).size).toBe(1);
