@@ -7,7 +7,8 @@
 //   GET plans | PUT plans/:name {limits...}
 //   PUT accounts/:id/spools/:spool | DELETE accounts/:id/spools/:spool
 //   POST accounts/:id/spools/:spool/move {to}
-//   GET cluster | POST members {id, address} | DELETE members/:id
+//   POST accounts/:id/spools/:spool/move-replica {from, to}
+//   GET cluster | POST members {id, address} | DELETE members/:id[?allowShrink=true]
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
@@ -171,6 +172,18 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
       await backend.moveSpool(c.req.param('id'), c.req.param('spool'), to),
     );
   });
+  app.post(`${base}/accounts/:id/spools/:spool/move-replica`, async (c) => {
+    const body = await jsonBody(c);
+    onlyFields(body, ['from', 'to']);
+    const from = optionalString(body, 'from');
+    const to = optionalString(body, 'to');
+    if (from === undefined) throw invalid('from', 'from (the member giving up its replica) is required');
+    if (to === undefined) throw invalid('to', 'to (the member taking the replica) is required');
+    return jsonResponse(
+      200,
+      await backend.moveReplica(c.req.param('id'), c.req.param('spool'), from, to),
+    );
+  });
   app.get(`${base}/cluster`, async () => jsonResponse(200, await backend.cluster()));
   app.post(`${base}/members`, async (c) => {
     const body = await jsonBody(c);
@@ -181,9 +194,14 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     if (address === undefined) throw invalid('address', 'address (host:port) is required');
     return jsonResponse(200, await backend.addMember(id, address));
   });
-  app.delete(`${base}/members/:id`, async (c) =>
-    jsonResponse(200, await backend.removeMember(c.req.param('id'))),
-  );
+  app.delete(`${base}/members/:id`, async (c) => {
+    const allowShrink = c.req.query('allowShrink');
+    if (allowShrink !== undefined && allowShrink !== 'true' && allowShrink !== 'false') {
+      throw invalid('allowShrink', 'allowShrink must be true or false');
+    }
+    const options = { allowShrink: allowShrink === 'true' };
+    return jsonResponse(200, await backend.removeMember(c.req.param('id'), options));
+  });
   app.get('/healthz', () => jsonResponse(200, { status: 'ok' }));
   app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such admin path')));
   app.onError((error) =>

@@ -71,6 +71,15 @@ export interface AdminBackend {
    * metadata group; new spools may be placed on it.
    */
   addMember(id: string, address: string): Promise<AdminCluster>;
-  /** Removes member `id` from the metadata group; refused (409) while it holds spool replicas. */
-  removeMember(id: string): Promise<AdminCluster>;
+  /**
+   * Moves `from`'s replica of the spool to member `to` (`to` joins the spool's Raft group, catches
+   * up, becomes a voter, then `from` leaves). Resolves once done; 503 when it takes too long (the
+   * move goes on; a re-run waits for it).
+   */
+  moveReplica(accountId: string, spool: string, from: string, to: string): Promise<AdminSpool>;
+  /**
+   * Moves every spool replica off member `id`, then removes it from the metadata group. 409 when
+   * some spool has no other member to go to, unless `allowShrink` (its replica set shrinks).
+   */
+  removeMember(id: string, options?: { readonly allowShrink?: boolean }): Promise<AdminCluster>;
 }

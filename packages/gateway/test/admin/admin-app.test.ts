@@ -40,6 +40,7 @@ function backend(): { calls: unknown[][]; backend: AdminBackend; fail: (error: M
       deleteSpool: record('deleteSpool', undefined),
       cluster: record('cluster', { members: ['n1'], metaLeader: 'n1', spools: [spool] }),
       moveSpool: record('moveSpool', spool),
+      moveReplica: record('moveReplica', spool),
       addMember: record('addMember', { members: ['n1', 'n2'], metaLeader: 'n1', spools: [] }),
       removeMember: record('removeMember', { members: ['n1'], metaLeader: 'n1', spools: [] }),
     },
@@ -80,7 +81,9 @@ describe('admin app', () => {
       ['POST', '/accounts/acme/spools/default/move', '{"to":"n2"}', 200, ['moveSpool', 'acme', 'default', 'n2']],
       ['GET', '/cluster', undefined, 200, ['cluster']],
       ['POST', '/members', '{"id":"n2","address":"h:7002"}', 200, ['addMember', 'n2', 'h:7002']],
-      ['DELETE', '/members/n2', undefined, 200, ['removeMember', 'n2']],
+      ['DELETE', '/members/n2', undefined, 200, ['removeMember', 'n2', { allowShrink: false }]],
+      ['DELETE', '/members/n2?allowShrink=true', undefined, 200, ['removeMember', 'n2', { allowShrink: true }]],
+      ['POST', '/accounts/acme/spools/default/move-replica', '{"from":"n1","to":"n4"}', 200, ['moveReplica', 'acme', 'default', 'n1', 'n4']],
     ];
     for (const [method, path, body, status, expected] of expectations) {
       const response = await call(app, method, path, body);
@@ -102,6 +105,10 @@ describe('admin app', () => {
       ['PUT', '/plans/pro', '{"colour":1}', 'unknown_field'],
       ['POST', '/accounts/acme/spools/default/move', '{}', 'invalid_argument'],
       ['POST', '/members', '{"id":"n2"}', 'invalid_argument'],
+      ['POST', '/accounts/acme/spools/default/move-replica', '{"to":"n4"}', 'invalid_argument'],
+      ['POST', '/accounts/acme/spools/default/move-replica', '{"from":"n1"}', 'invalid_argument'],
+      ['POST', '/accounts/acme/spools/default/move-replica', '{"from":"n1","to":"n4","x":1}', 'unknown_field'],
+      ['DELETE', '/members/n2?allowShrink=maybe', '', 'invalid_argument'],
     ];
     for (const [method, path, body, kind] of bad) {
       const response = await call(app, method, path, body);

@@ -36,11 +36,22 @@ import {
   spoolAccount,
 } from './meta-commands.js';
 import type { Member } from './member.js';
+import { type PlacedSpool, hostsReplica } from './meta-state.js';
+import { pickReplacement } from './placement.js';
 
 /** Longest an admin change waits for every member and gateway to hold it. */
 export const PROPAGATION_WAIT_MS = 2_000;
 /** Longest a spool creation waits for the new spool's primary to open. */
 export const SPOOL_OPEN_WAIT_MS = 5_000;
+/**
+ * Longest a replica move or a member removal waits for its moves (they go on afterwards: a
+ * re-run waits again).
+ */
+export const MOVE_WAIT_MS = 120_000;
+/** Rounds of moves a removal makes (a spool placed on the member meanwhile needs another). */
+const REMOVE_ROUNDS_MAX = 3;
+/** Spools a refusal names. */
+const NAMED_SPOOLS_MAX = 10;
 /** Pause between propagation checks. */
 const PROPAGATION_POLL_MS = 10;
 /** Deadline of one forwarded call. */
@@ -67,6 +78,8 @@ function metaError(result: MetaResult, what: string): MqError | null {
       return new MqError('conflict', `${what}: the ${result.what} limit is reached`, {
         limit: result.what,
       });
+    case 'conflict':
+      return new MqError('conflict', `${what}: ${result.why}`);
     case 'not_initialized':
       return unavailable('the cluster is not initialized yet; retry');
   }
@@ -211,18 +224,145 @@ export class MemberAdmin implements AdminBackend {
     return this.cluster();
   }
 
-  async removeMember(id: string): Promise<AdminCluster> {
+  async moveReplica(accountId: string, spool: string, from: string, to: string): Promise<AdminSpool> {
+    const name = accountSpool(accountId, spool);
+    const state = this.member.meta.state;
+    const record = state.spools.get(name);
+    if (record === undefined) throw new MqError('not_found', `spool ${spool} of ${accountId}: not found`);
+    if (!state.members.includes(to)) throw new MqError('not_found', `member ${to}: not found`);
+    const moved = (r: PlacedSpool): boolean =>
+      r.moving === null && r.replicas.includes(to) && !r.replicas.includes(from);
+    if (!moved(record)) {
+      if (!record.replicas.includes(from)) {
+        throw invalid('from', `member ${from} holds no replica of the spool (${record.replicas.join(', ')})`);
+      }
+      if (record.replicas.includes(to)) {
+        throw invalid('to', `member ${to} holds a replica of the spool already`);
+      }
+      await this.startMove(name, from, to);
+      await this.movesDone([name], moved);
+    }
+    return this.spoolView(name);
+  }
+
+  /**
+   * Moves every replica off member `id` (to the least loaded member without one; with
+   * `allowShrink`, a spool with no such member loses the replica instead), then takes `id` out of
+   * the metadata group. Every step is recorded or derived from the metadata, so a re-run after a
+   * failure finishes the job.
+   */
+  async removeMember(id: string, options: { readonly allowShrink?: boolean } = {}): Promise<AdminCluster> {
     if (!this.member.meta.state.members.includes(id)) {
       throw new MqError('not_found', `member ${id}: not found`);
     }
-    const holding = [...this.member.meta.state.spools.values()].filter((s) => s.replicas.includes(id));
-    if (holding.length > 0) {
-      const names = holding.map((s) => s.name).slice(0, 10).join(', ');
-      throw new MqError('conflict', `member ${id} holds replicas of ${holding.length} spool(s) (${names}); ` +
-        'moving replicas off a member is not supported yet', { spools: holding.length });
+    for (let round = 1; ; round++) {
+      const holding = this.spoolsOn(id);
+      if (holding.length === 0) break;
+      if (round > REMOVE_ROUNDS_MAX) {
+        throw unavailable(`member ${id} still holds replicas of ${names(holding)}; run the removal again`);
+      }
+      await this.onMetaLeader({ op: 'moveOff', id, allowShrink: options.allowShrink === true });
+      await this.movesDone(holding.map((spool) => spool.name), (spool) => !hostsReplica(spool, id));
     }
     await this.onMetaLeader({ op: 'removeMember', id });
+    // Answer with the shape the metadata has now, the member gone (as applied here too).
+    await this.until(() => !this.member.meta.state.members.includes(id), PROPAGATION_WAIT_MS);
     return this.cluster();
+  }
+
+  /**
+   * Polls `condition` until it holds or `waitMs` pass; false then. Throws 503 unavailable when this
+   * member closes meanwhile.
+   */
+  private async until(condition: () => boolean, waitMs: number): Promise<boolean> {
+    const deadline = performance.now() + waitMs;
+    while (!condition()) {
+      if (this.member.isClosing()) throw unavailable(`member ${this.member.id} closed; run the command again`);
+      if (performance.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, PROPAGATION_POLL_MS));
+    }
+    return true;
+  }
+
+  /**
+   * On the metadata leader: records the moves taking member `id`'s replicas elsewhere. The leader
+   * picks the new members among those it hears from, so no move waits on a member that is down.
+   */
+  private async moveOffHere(id: string, allowShrink: boolean): Promise<void> {
+    const meta = this.member.meta;
+    if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
+    const status = meta.node.status();
+    const unreachable = new Set([id]);
+    for (const [peer, progress] of Object.entries(status.progress)) {
+      if (peer !== this.member.id && !progress.recentActive) unreachable.add(peer);
+    }
+    const moves = this.movesOff(id, this.spoolsOn(id), allowShrink, unreachable);
+    for (const move of moves) await this.startMove(move.spool, id, move.to);
+  }
+
+  /** Spools with a replica on member `id` (joining ones included). */
+  private spoolsOn(id: string): PlacedSpool[] {
+    return [...this.member.meta.state.spools.values()].filter((spool) => hostsReplica(spool, id));
+  }
+
+  /**
+   * The moves taking `id`'s replicas of `holding` elsewhere (spools whose move runs already wait
+   * for it). Throws 409 conflict, before anything moves, when some spool has no member to go to
+   * and shrinking is not allowed, or when `id` holds its only replica.
+   */
+  private movesOff(
+    id: string,
+    holding: readonly PlacedSpool[],
+    allowShrink: boolean,
+    excluded: ReadonlySet<string>,
+  ): { spool: string; to: string }[] {
+    const state = this.member.meta.state;
+    const hosting = new Map<string, number>();
+    for (const spool of state.spools.values()) {
+      for (const member of [...spool.replicas, spool.moving?.to ?? '']) {
+        if (member !== '') hosting.set(member, (hosting.get(member) ?? 0) + 1);
+      }
+    }
+    const moves: { spool: string; to: string }[] = [];
+    const stuck: PlacedSpool[] = [];
+    for (const spool of holding) {
+      if (spool.moving !== null) continue;
+      const to = pickReplacement(spool.name, spool.replicas, state.members, hosting, excluded);
+      if (to === null && (!allowShrink || spool.replicas.length < 2)) stuck.push(spool);
+      if (to !== null) hosting.set(to, (hosting.get(to) ?? 0) + 1);
+      moves.push({ spool: spool.name, to: to ?? '' });
+    }
+    if (stuck.length > 0) {
+      const why = allowShrink
+        ? `member ${id} holds the only replica of ${names(stuck)}`
+        : `no reachable member without a replica can take ${id}'s replicas of ${names(stuck)}; add a member, ` +
+          'or allow the replica sets to shrink (--allow-shrink)';
+      throw new MqError('conflict', why, { spools: stuck.length });
+    }
+    return moves;
+  }
+
+  /** Records the move of `from`'s replica of `spool` to `to` ('' shrinks); a re-run is fine. */
+  private async startMove(spool: string, from: string, to: string): Promise<void> {
+    const { result } = await this.proposeIndexed({ type: 'moveReplica', spool, from, to });
+    if (result.kind === 'exists') return;
+    const error = metaError(result, `spool ${spool}`);
+    if (error !== null) throw error;
+  }
+
+  /**
+   * Waits (at most MOVE_WAIT_MS) until each of `spools` is gone or `done` holds for it in this
+   * member's metadata. Throws 503 unavailable when time runs out (the moves go on).
+   */
+  private async movesDone(spools: readonly string[], done: (spool: PlacedSpool) => boolean): Promise<void> {
+    const pending = (): PlacedSpool[] =>
+      spools.flatMap((name) => {
+        const spool = this.member.meta.state.spools.get(name);
+        return spool === undefined || done(spool) ? [] : [spool];
+      });
+    if (!(await this.until(() => pending().length === 0, MOVE_WAIT_MS))) {
+      throw unavailable(`replica moves of ${names(pending())} are still running; run the command again to wait`);
+    }
   }
 
   /** Runs a membership step on the metadata leader (here, or forwarded there). */
@@ -247,13 +387,27 @@ export class MemberAdmin implements AdminBackend {
     }
   }
 
-  /** removeMember on the metadata leader: the voter goes first, then the record. */
+  /**
+   * removeMember on the metadata leader: the voter goes first, then the record. A leader removing
+   * itself hands the metadata's leadership to another voter, which carries on.
+   */
   private async removeMemberHere(id: string): Promise<void> {
     const meta = this.member.meta;
     if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
     if (id === this.member.id) {
-      throw new MqError('conflict', `member ${id} leads the metadata: move that leadership first`);
+      const heir = meta.node.status().config.voters.find((voter) => voter !== id);
+      if (heir === undefined) throw new MqError('conflict', `member ${id} is the metadata's only voter`);
+      try {
+        await meta.node.transferLeadership(heir);
+      } catch (error) {
+        throw unavailable(`handing the metadata's leadership to ${heir} failed: ${String(error)}; retry`);
+      }
+      await this.callOn(heir, { op: 'removeMember', id });
+      return;
     }
+    // A leader changes the configuration only once it has committed an entry of its term (it
+    // may have just taken over, from the member being removed for instance).
+    await this.until(() => meta.node.hasLeaderLease() || !meta.node.isLeader(), PROPAGATION_WAIT_MS);
     try {
       await meta.node.removeMember(id);
     } catch (error) {
@@ -284,6 +438,9 @@ export class MemberAdmin implements AdminBackend {
       case 'removeMember':
         await this.removeMemberHere(String(request['id']));
         return {};
+      case 'moveOff':
+        await this.moveOffHere(String(request['id']), request['allowShrink'] === true);
+        return {};
       default:
         throw new MqError('invalid_argument', 'unknown accounts call');
     }
@@ -296,22 +453,31 @@ export class MemberAdmin implements AdminBackend {
    * `propagate`, then waits until every reachable member and its gateways hold the change.
    */
   private async change(command: MetaCommand, what: string, propagate = true): Promise<void> {
-    const leader = this.member.meta.node.leaderId();
-    let result: MetaResult;
-    let index: number;
-    if (leader === this.member.id) {
-      result = await this.proposeHere(command);
-      index = this.member.meta.status().appliedIndex;
-    } else {
-      if (leader === null) throw unavailable('the metadata group has no leader now; retry');
-      const command64 = Buffer.from(encodeMetaCommand(command)).toString('base64');
-      const answer = await this.callOn(leader, { op: 'propose', command: command64 });
-      result = answer['result'] as MetaResult;
-      index = Number(answer['index']);
-    }
+    const { result, index } = await this.proposeIndexed(command);
     const error = metaError(result, what);
     if (error !== null) throw error;
     if (propagate) await this.propagated(index);
+  }
+
+  /**
+   * Proposes `command` on the metadata leader (forwarded there when another member leads);
+   * resolves with its result. Rejects with MqError as `change`, but never for a refused result.
+   */
+  async proposeOnLeader(command: MetaCommand): Promise<MetaResult> {
+    return (await this.proposeIndexed(command)).result;
+  }
+
+  /** `proposeOnLeader`, with the metadata index the proposer had applied then. */
+  private async proposeIndexed(command: MetaCommand): Promise<{ result: MetaResult; index: number }> {
+    const leader = this.member.meta.node.leaderId();
+    if (leader === this.member.id) {
+      const result = await this.proposeHere(command);
+      return { result, index: this.member.meta.status().appliedIndex };
+    }
+    if (leader === null) throw unavailable('the metadata group has no leader now; retry');
+    const command64 = Buffer.from(encodeMetaCommand(command)).toString('base64');
+    const answer = await this.callOn(leader, { op: 'propose', command: command64 });
+    return { result: answer['result'] as MetaResult, index: Number(answer['index']) };
   }
 
   private proposeHere(command: MetaCommand): Promise<MetaResult> {
@@ -373,6 +539,8 @@ export class MemberAdmin implements AdminBackend {
     deadlineMs = CALL_DEADLINE_MS,
   ): Promise<Record<string, unknown>> {
     if (id === this.member.id) return this.handleCall(request);
+    const adminCall = this.member.adminCall;
+    if (adminCall !== undefined) return adminCall(id, request);
     const address = this.member.peerAddress(id);
     if (address === undefined) throw unavailable(`member ${id} is unknown`);
     let client = this.clients.get(id);
@@ -448,6 +616,12 @@ export class MemberAdmin implements AdminBackend {
   private noPlan(name: string): MqError {
     return new MqError('not_found', `plan ${name}: not found`);
   }
+}
+
+/** The first spools' names, for a message. */
+function names(spools: readonly PlacedSpool[]): string {
+  const shown = spools.slice(0, NAMED_SPOOLS_MAX).map((spool) => spool.name).join(', ');
+  return spools.length > NAMED_SPOOLS_MAX ? `${shown}, ... (${spools.length} spools)` : shown;
 }
 
 function keyView(key: KeyRecord): AdminKey {

@@ -36,6 +36,12 @@ export interface MemberOptions {
   readonly waitersPerQueueMax?: number;
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
   readonly grpcServices?: (service: SpoolService) => readonly GrpcServiceRegistration[];
+  /**
+   * How this member runs an admin step on member `id` (metadata proposals, transfers, removals).
+   * Default: the accounts service's Call over gRPC at the member's address. Tests over the
+   * MemoryNetwork, which has no gRPC, pass the other members' `handleCall`. Rejects with MqError.
+   */
+  readonly adminCall?: (id: string, request: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
 }

@@ -38,12 +38,13 @@ import {
 } from '../rpc/accounts-rpc.js';
 import { MemberAdmin } from './member-admin.js';
 import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
-import { hex } from './meta-state.js';
+import { hex, hostsReplica } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
+import { ReplicaMover } from './replica-mover.js';
 import {
   type ClusterCodecs,
   SpoolReplica,
@@ -105,6 +106,8 @@ const PLAN_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
   'putPlan',
   'createSpool',
 ]);
+/** Metadata commands that start or end a spool's replica move. */
+const MOVE_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['moveReplica', 'finishMove']);
 /** Listeners of auth table changes (in-process gateways, watch streams). */
 const AUTH_LISTENERS_MAX = 2_048;
 
@@ -135,6 +138,8 @@ export class Member implements AccountsHost {
   /** Replicas of deleted spools being closed and dropped from storage. */
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly readyWaiters = new Set<ReadyWaiter>();
+  /** Drives the replica moves of the spools this member leads. */
+  private readonly mover: ReplicaMover;
   private readonly patterns = new PatternCache();
   private storageValue!: StorageEngine;
   private ownsStorage = false;
@@ -157,6 +162,15 @@ export class Member implements AccountsHost {
     );
     this.peers = { ...options.peers };
     this.admin = new MemberAdmin(this);
+    const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
+    this.mover = new ReplicaMover({
+      id: this.id,
+      metaState: () => this.metaValue?.state ?? null,
+      replica: (spool) => this.replicas.get(spool),
+      proposeMeta: (command) => this.admin.proposeOnLeader(command),
+      // An election timeout's worth of ticks: long enough for a new leader to be known.
+      retryMs: tickMs * (options.raft?.electionTicks ?? 10),
+    });
   }
 
   /**
@@ -249,6 +263,11 @@ export class Member implements AccountsHost {
     this.grpcTransport?.setPeers(this.peers);
   }
 
+  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
+  get adminCall(): MemberOptions['adminCall'] {
+    return this.options.adminCall;
+  }
+
   /** The gRPC address of member `id` (as configured). */
   peerAddress(id: string): string | undefined {
     return this.peers[id];
@@ -321,6 +340,11 @@ export class Member implements AccountsHost {
     if (this.meta.status().appliedIndex < index || this.pushedAuthVersion < index) return false;
     for (const watcher of this.watchers) if (watcher.acked < index) return false;
     return true;
+  }
+
+  /** The member is closing or closed. */
+  isClosing(): boolean {
+    return this.closing;
   }
 
   metaCurrent(): boolean {
@@ -432,6 +456,7 @@ export class Member implements AccountsHost {
       waiter.reject(closed);
     }
     this.readyWaiters.clear();
+    this.mover.close();
     await Promise.all([...this.starting.values(), ...this.stopping.values()]);
     await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
     this.replicas.clear();
@@ -505,6 +530,21 @@ export class Member implements AccountsHost {
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
     this.reconcile();
+    if (command === null || MOVE_COMMANDS.has(command.type)) this.mover.kickAll();
+  }
+
+  /**
+   * Whether this member's metadata is as current as the group's: a leader is known and every
+   * entry known committed is applied (a leader: its term's first entry too). While a restarted
+   * member replays old entries, its metadata may describe the past, and a replica it does not
+   * host by that past is no reason to drop the replica's storage.
+   */
+  private metaCaughtUp(): boolean {
+    const node = this.metaValue?.node;
+    if (node === undefined) return false;
+    const status = node.status();
+    if (status.leaderId === null || status.appliedIndex < status.commitIndex) return false;
+    return status.leaderId !== this.id || node.hasLeaderLease();
   }
 
   /** Dials the members added after the founding at the addresses the metadata records. */
@@ -576,15 +616,29 @@ export class Member implements AccountsHost {
       for (const replica of this.replicas.values()) replica.provideCodecs(this.codecs);
     }
     for (const record of state.spools.values()) {
-      if (!record.replicas.includes(this.id)) continue;
+      if (!hostsReplica(record, this.id)) continue;
       const running = this.replicas.get(record.name);
       if (running !== undefined && running.gen < record.gen) {
         this.stopReplica(record.name); // an earlier incarnation: reconciled again once stopped
       } else {
-        this.startReplica(record.name, record.gen, record.replicas);
+        // A replica joining by a move starts empty and waits for the spool's leader to add it
+        // (as a learner); only the members of the replica set found a new group.
+        const founders = record.replicas.includes(this.id) ? record.replicas : undefined;
+        this.startReplica(record.name, record.gen, founders);
       }
     }
+    this.stopMovedAway();
     this.checkReady();
+  }
+
+  /** Stops the replicas of spools moved off this member and drops their storage. */
+  private stopMovedAway(): void {
+    if (this.replicas.size === 0 || !this.metaCaughtUp()) return;
+    const spools = this.meta.state.spools;
+    for (const [name, replica] of this.replicas) {
+      const record = spools.get(name);
+      if (record?.gen === replica.gen && !hostsReplica(record, this.id)) this.stopReplica(name);
+    }
   }
 
   /** Starts incarnation `gen` of `spool` unless a replica of it is running or starting. */
@@ -610,6 +664,7 @@ export class Member implements AccountsHost {
       onChange: () => {
         this.checkReady();
         this.reconcilePlan(spool);
+        this.mover.kick(spool);
       },
     }).then(
       async (replica) => {
@@ -621,6 +676,7 @@ export class Member implements AccountsHost {
         this.replicas.set(spool, replica);
         if (this.codecs !== null) replica.provideCodecs(this.codecs);
         this.reconcile();
+        this.mover.kick(spool);
       },
       (error: unknown) => {
         this.starting.delete(spool);
@@ -630,7 +686,7 @@ export class Member implements AccountsHost {
     this.starting.set(spool, start);
   }
 
-  /** The spool was deleted (or recreated): stop its replica and drop its storage. */
+  /** The spool was deleted, recreated or moved away: stop its replica and drop its storage. */
   private stopReplica(spool: string): void {
     const replica = this.replicas.get(spool);
     if (replica === undefined) return;

@@ -132,6 +132,31 @@ export interface RemoveMemberCommand {
   readonly id: string;
 }
 
+/**
+ * Starts replacing `from`'s replica of `spool` by one on `to` (`to` empty: the replica set
+ * shrinks by `from`). The record keeps its replica set until `finishMove`; meanwhile `to` hosts a
+ * joining replica and the spool's primary drives the Raft steps (see replica-mover.ts). One move
+ * per spool at a time.
+ */
+export interface MoveReplicaCommand {
+  readonly type: 'moveReplica';
+  readonly spool: string;
+  readonly from: string;
+  /** The member gaining the replica; '' when the replica set shrinks. */
+  readonly to: string;
+}
+
+/**
+ * Ends the spool's move: `to` is a caught-up voter of the spool's group and `from` is out of it,
+ * so the replica set becomes replicas - from + to (in `from`'s place).
+ */
+export interface FinishMoveCommand {
+  readonly type: 'finishMove';
+  readonly spool: string;
+  readonly from: string;
+  readonly to: string;
+}
+
 export interface PutPlanCommand {
   readonly type: 'putPlan';
   readonly name: string;
@@ -159,7 +184,9 @@ export type MetaCommand =
   | SetKeyBlockedCommand
   | PutPlanCommand
   | AddMemberCommand
-  | RemoveMemberCommand;
+  | RemoveMemberCommand
+  | MoveReplicaCommand
+  | FinishMoveCommand;
 
 /** What applying a metadata command did; deterministic on every replica. */
 export type MetaResult =
@@ -168,7 +195,9 @@ export type MetaResult =
   | { readonly kind: 'not_found' }
   | { readonly kind: 'not_initialized' }
   /** A table bound (ACCOUNTS_MAX, KEYS_MAX, ...) refuses the command; `what` names it. */
-  | { readonly kind: 'limit'; readonly what: string };
+  | { readonly kind: 'limit'; readonly what: string }
+  /** The command contradicts the state (a spool's move while another runs, ...); `why` says how. */
+  | { readonly kind: 'conflict'; readonly why: string };
 
 const FORMAT_VERSION = 1;
 const TYPE_CODES: Readonly<Record<MetaCommand['type'], number>> = {
@@ -183,6 +212,8 @@ const TYPE_CODES: Readonly<Record<MetaCommand['type'], number>> = {
   putPlan: 9,
   addMember: 10,
   removeMember: 11,
+  moveReplica: 12,
+  finishMove: 13,
 };
 const ACCOUNT_STATES: readonly AccountState[] = ['active', 'suspended', 'blocked'];
 
@@ -232,6 +263,12 @@ export function encodeMetaCommand(command: MetaCommand): Uint8Array {
     case 'removeMember':
       writer.string(command.id);
       break;
+    case 'moveReplica':
+    case 'finishMove':
+      writer.string(command.spool);
+      writer.string(command.from);
+      writer.string(command.to);
+      break;
   }
   return writer.finish();
 }
@@ -276,6 +313,10 @@ function readCommand(reader: MetaReader, code: number): MetaCommand {
       return { type: 'addMember', id: reader.string(), address: reader.string() };
     case TYPE_CODES.removeMember:
       return { type: 'removeMember', id: reader.string() };
+    case TYPE_CODES.moveReplica:
+      return { type: 'moveReplica', spool: reader.string(), from: reader.string(), to: reader.string() };
+    case TYPE_CODES.finishMove:
+      return { type: 'finishMove', spool: reader.string(), from: reader.string(), to: reader.string() };
     default:
       throw new MetaCodecError(`unknown command type ${code}`);
   }

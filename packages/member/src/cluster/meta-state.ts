@@ -20,7 +20,9 @@ import {
   resolveAccountPlan,
   spoolAccount,
   writePlan,
+  type FinishMoveCommand,
   type InitCommand,
+  type MoveReplicaCommand,
   type KeyRecord,
   type MetaCommand,
   type MetaResult,
@@ -40,10 +42,11 @@ const NOT_INITIALIZED: MetaResult = Object.freeze({ kind: 'not_initialized' });
 
 const MAGIC = 0x4d514d54; // "MQMT"
 /**
- * Version 4 added the addresses of members added later; version 3 the plan epoch; version 2 the
+ * Version 5 added the spools' moves in progress; version 4 added the addresses of members added later; version 3 the plan epoch; version 2 the
  * plans table (and dropped the accounts' spool lists, derived now).
  */
-const SNAPSHOT_VERSION = 4;
+const SNAPSHOT_VERSION = 5;
+const SNAPSHOT_VERSION_ADDRESSES = 4;
 const SNAPSHOT_VERSION_EPOCH = 3;
 const SNAPSHOT_VERSION_PLANS = 2;
 const SNAPSHOT_VERSION_FIRST = 1;
@@ -56,6 +59,19 @@ const END = 0x454e4421; // "END!"
 export interface PlacedSpool extends SpoolRecord {
   /** >= 1, unique in the cluster's history. */
   readonly gen: number;
+  /** The replica being replaced, while a move runs (see MoveReplicaCommand). */
+  readonly moving: SpoolMove | null;
+}
+
+/** A move in progress: `from`'s replica goes to `to` ('' when the replica set shrinks). */
+export interface SpoolMove {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** Whether `member` hosts a replica of `spool`: one of its set, or the joining one of a move. */
+export function hostsReplica(spool: PlacedSpool, member: string): boolean {
+  return spool.replicas.includes(member) || spool.moving?.to === member;
 }
 
 export class MetaState {
@@ -153,11 +169,15 @@ export class MetaState {
       case 'removeMember':
         if (!this.members.includes(command.id)) return NOT_FOUND;
         for (const spool of this.spools.values()) {
-          if (spool.replicas.includes(command.id)) return limit(`replicas on ${command.id}`);
+          if (hostsReplica(spool, command.id)) return limit(`replicas on ${command.id}`);
         }
         this.members = this.members.filter((id) => id !== command.id);
         this.addresses.delete(command.id);
         return OK;
+      case 'moveReplica':
+        return this.moveReplica(command);
+      case 'finishMove':
+        return this.finishMove(command);
       case 'putPlan':
         if (!this.plans.has(command.name) && this.plans.size >= PLANS_MAX) return limit('plans');
         this.plans.set(command.name, command.plan);
@@ -188,6 +208,45 @@ export class MetaState {
     return OK;
   }
 
+  /**
+   * Records a move: `ok`; `exists` for the same move again (a re-run); `not_found` for an unknown
+   * spool; `conflict` when another move of the spool runs, `from` holds no replica, `to` is not a
+   * member or holds one already, or shrinking would leave no replica.
+   */
+  private moveReplica(command: MoveReplicaCommand): MetaResult {
+    const spool = this.spools.get(command.spool);
+    if (spool === undefined) return NOT_FOUND;
+    const { from, to } = command;
+    if (spool.moving !== null) {
+      if (spool.moving.from === from && spool.moving.to === to) return EXISTS;
+      return conflict(`a move of ${command.spool} (${describeMove(spool.moving)}) is running`);
+    }
+    if (!spool.replicas.includes(from)) return conflict(`${from} holds no replica of ${command.spool}`);
+    if (to === '') {
+      if (spool.replicas.length < 2) return conflict(`${command.spool} has no other replica`);
+    } else {
+      if (!this.members.includes(to)) return conflict(`${to} is not a member`);
+      if (spool.replicas.includes(to)) return conflict(`${to} holds a replica of ${command.spool}`);
+    }
+    this.spools.set(spool.name, { ...spool, moving: { from, to } });
+    return OK;
+  }
+
+  /** Ends the spool's move: `ok`; `not_found` when no such move runs (finished before). */
+  private finishMove(command: FinishMoveCommand): MetaResult {
+    const spool = this.spools.get(command.spool);
+    const moving = spool?.moving;
+    if (spool === undefined || moving == null) return NOT_FOUND;
+    if (moving.from !== command.from || moving.to !== command.to) return NOT_FOUND;
+    // The new replica takes the old one's place, so the placement order stays stable.
+    const replicas = spool.replicas.flatMap((id) => {
+      if (id !== moving.from) return [id];
+      return moving.to === '' ? [] : [moving.to];
+    });
+    this.spools.set(spool.name, { ...spool, replicas, moving: null });
+    return OK;
+  }
+
   private createAccount(command: CreateAccountCommand): MetaResult {
     const account = command.account;
     if (this.accounts.has(account.id)) return EXISTS;
@@ -213,7 +272,7 @@ export class MetaState {
 
   private place(spool: SpoolRecord): void {
     const gen = this.nextSpoolGen++;
-    this.spools.set(spool.name, { name: spool.name, replicas: [...spool.replicas], gen });
+    this.spools.set(spool.name, { name: spool.name, replicas: [...spool.replicas], gen, moving: null });
   }
 
   /** Encodes the state (tables in key order). */
@@ -249,6 +308,9 @@ export class MetaState {
       writer.string(id);
       writer.string(this.addresses.get(id)!);
     }
+    const moving = spools.filter((spool) => spool.moving !== null);
+    writer.u32(moving.length);
+    for (const spool of moving) writer.strings([spool.name, spool.moving!.from, spool.moving!.to]);
     writer.u32(END);
     return writer.finish();
   }
@@ -270,7 +332,7 @@ export class MetaState {
     state.members = reader.strings();
     state.nextSpoolGen = reader.u32();
     for (let i = reader.u32(); i > 0; i--) {
-      const spool = { ...readSpool(reader), gen: reader.u32() };
+      const spool = { ...readSpool(reader), gen: reader.u32(), moving: null };
       if (spool.gen < 1 || spool.gen >= state.nextSpoolGen) throw new MetaCodecError('spool gen');
       state.spools.set(spool.name, spool);
       const account = spoolAccount(spool.name);
@@ -294,13 +356,35 @@ export class MetaState {
       if (!Number.isSafeInteger(epoch) || epoch < 0) throw new MetaCodecError('plan epoch');
       state.planEpoch = epoch;
     }
-    if (version === SNAPSHOT_VERSION) {
+    if (version >= SNAPSHOT_VERSION_ADDRESSES) {
       for (let i = reader.u32(); i > 0; i--) state.addresses.set(reader.string(), reader.string());
     }
+    if (version >= SNAPSHOT_VERSION) readMoves(reader, state.spools);
     if (reader.u32() !== END) throw new MetaCodecError('missing end marker');
     reader.end();
     return state;
   }
+}
+
+/** Reads the moves in progress (`encode`'s last table) into their spools. */
+function readMoves(reader: MetaReader, spools: Map<string, PlacedSpool>): void {
+  for (let i = reader.u32(); i > 0; i--) {
+    const fields = reader.strings();
+    const [name, from, to] = fields;
+    const spool = spools.get(name ?? '');
+    if (fields.length !== 3 || spool === undefined || from === undefined || to === undefined) {
+      throw new MetaCodecError('move of an unknown spool');
+    }
+    spools.set(spool.name, { ...spool, moving: { from, to } });
+  }
+}
+
+function describeMove(move: SpoolMove): string {
+  return `${move.from} -> ${move.to === '' ? '(none)' : move.to}`;
+}
+
+function conflict(why: string): MetaResult {
+  return { kind: 'conflict', why };
 }
 
 function sortedValues<T>(map: ReadonlyMap<string, T>): T[] {

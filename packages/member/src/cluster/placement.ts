@@ -35,3 +35,26 @@ function fnv1a(text: string): number {
   }
   return hash;
 }
+
+/**
+ * The member to take over `from`'s replica of `spool`, or null when every other member holds a
+ * replica already. `hosting` counts the replicas each member hosts (its load); the least loaded
+ * candidate wins, ties broken by a hash of spool and member so equal members share the moves.
+ * Candidates: `members` minus `replicas` minus `excluded` (a member on its way out).
+ */
+export function pickReplacement(
+  spool: string,
+  replicas: readonly string[],
+  members: readonly string[],
+  hosting: ReadonlyMap<string, number>,
+  excluded: ReadonlySet<string> = new Set(),
+): string | null {
+  let best: { id: string; load: number; hash: number } | null = null;
+  for (const id of [...new Set(members)].sort()) {
+    if (replicas.includes(id) || excluded.has(id)) continue;
+    const candidate = { id, load: hosting.get(id) ?? 0, hash: fnv1a(`${spool}/${id}`) };
+    if (best === null || candidate.load < best.load) best = candidate;
+    else if (candidate.load === best.load && candidate.hash < best.hash) best = candidate;
+  }
+  return best?.id ?? null;
+}

@@ -31,6 +31,9 @@ const commands: MetaCommand[] = [
   { type: 'putPlan', name: 'pro', plan: resolveAccountPlan({ queuesPerSpoolMax: 3, requestsPerSecond: 50 }) },
   { type: 'addMember', id: 'n4', address: '10.0.0.4:7001' },
   { type: 'removeMember', id: 'n4' },
+  { type: 'moveReplica', spool: 'a/default', from: 'n1', to: 'n4' },
+  { type: 'moveReplica', spool: 'a/default', from: 'n1', to: '' },
+  { type: 'finishMove', spool: 'a/default', from: 'n1', to: 'n4' },
 ];
 
 describe('metadata command codec', () => {

@@ -21,7 +21,7 @@ describe('MetaState', () => {
     expect(state.apply(init(secretB))).toEqual({ kind: 'exists' });
     expect(state.secret).toEqual(secretA);
     expect(state.members).toEqual(['n1', 'n2', 'n3']);
-    expect(state.spools.get('default')).toEqual({ name: 'default', replicas: ['n1', 'n2', 'n3'], gen: 1 });
+    expect(state.spools.get('default')).toEqual({ name: 'default', replicas: ['n1', 'n2', 'n3'], gen: 1, moving: null });
   });
 
   it('refuses everything but init before init', () => {
@@ -142,3 +142,42 @@ describe('MetaState', () => {
     expect(state.addresses.size).toBe(0);
   });
 });
+
+describe('replica moves', () => {
+  it('records a move, keeps the replica set until it finishes, and survives a snapshot', () => {
+    const state = new MetaState();
+    state.apply(init(secretA));
+    state.apply({ type: 'addMember', id: 'n4', address: 'h4:7001' });
+    state.apply({ type: 'createSpool', name: 's', replicas: ['n1', 'n2', 'n3'] });
+    const move = { type: 'moveReplica', spool: 's', from: 'n2', to: 'n4' } as const;
+    expect(state.apply(move)).toEqual({ kind: 'ok' });
+    expect(state.apply(move)).toEqual({ kind: 'exists' });
+    expect(state.apply({ ...move, to: '' }).kind).toBe('conflict');
+    expect(state.apply({ type: 'removeMember', id: 'n4' })).toEqual({ kind: 'limit', what: 'replicas on n4' });
+    const restored = MetaState.decode(state.encode());
+    expect(restored.spools.get('s')).toEqual(state.spools.get('s'));
+    expect(Buffer.from(restored.encode()).equals(Buffer.from(state.encode()))).toBe(true);
+    expect(state.spools.get('s')!.replicas).toEqual(['n1', 'n2', 'n3']);
+    expect(state.apply({ type: 'finishMove', spool: 's', from: 'n2', to: 'n3' })).toEqual({ kind: 'not_found' });
+    expect(state.apply({ type: 'finishMove', spool: 's', from: 'n2', to: 'n4' })).toEqual({ kind: 'ok' });
+    expect(state.spools.get('s')).toMatchObject({ replicas: ['n1', 'n4', 'n3'], moving: null });
+    expect(state.apply({ type: 'finishMove', spool: 's', from: 'n2', to: 'n4' })).toEqual({ kind: 'not_found' });
+  });
+
+  it('refuses moves that make no sense', () => {
+    const state = new MetaState();
+    state.apply(init(secretA));
+    state.apply({ type: 'createSpool', name: 's', replicas: ['n1', 'n2'] });
+    state.apply({ type: 'createSpool', name: 'one', replicas: ['n1'] });
+    const move = (spool: string, from: string, to: string) => state.apply({ type: 'moveReplica', spool, from, to });
+    expect(move('nope', 'n1', 'n3')).toEqual({ kind: 'not_found' });
+    expect(move('s', 'n3', 'n1').kind).toBe('conflict'); // from holds none
+    expect(move('s', 'n1', 'n2').kind).toBe('conflict'); // to holds one
+    expect(move('s', 'n1', 'n9').kind).toBe('conflict'); // not a member
+    expect(move('one', 'n1', '').kind).toBe('conflict'); // the only replica
+    expect(move('s', 'n1', '')).toEqual({ kind: 'ok' }); // a shrink
+    state.apply({ type: 'finishMove', spool: 's', from: 'n1', to: '' });
+    expect(state.spools.get('s')!.replicas).toEqual(['n2']);
+  });
+});
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { placeReplicas } from '../../src/cluster/placement.js';
+import { pickReplacement, placeReplicas } from '../../src/cluster/placement.js';
 
 describe('placeReplicas', () => {
   it('gives a spool min(N, 3) distinct members', () => {
@@ -32,5 +32,25 @@ describe('placeReplicas', () => {
   it('refuses no members or a bad count', () => {
     expect(() => placeReplicas('a', [])).toThrow(RangeError);
     expect(() => placeReplicas('a', ['n1'], 0)).toThrow(RangeError);
+  });
+});
+
+describe('pickReplacement', () => {
+  it('picks the least loaded member without a replica, never an excluded one', () => {
+    const members = ['n1', 'n2', 'n3', 'n4', 'n5'];
+    const hosting = new Map([['n4', 5], ['n5', 2]]);
+    expect(pickReplacement('s', ['n1', 'n2', 'n3'], members, hosting)).toBe('n5');
+    expect(pickReplacement('s', ['n1', 'n2', 'n3'], members, hosting, new Set(['n5']))).toBe('n4');
+    expect(pickReplacement('s', ['n1', 'n2', 'n3'], ['n1', 'n2', 'n3'], hosting)).toBeNull();
+  });
+
+  it('spreads ties by a hash of the spool, the same on every member', () => {
+    const picks = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const pick = pickReplacement(`s${i}`, ['n1'], ['n1', 'n2', 'n3', 'n4'], new Map());
+      expect(pick).toBe(pickReplacement(`s${i}`, ['n1'], ['n4', 'n3', 'n2', 'n1'], new Map()));
+      picks.add(pick!);
+    }
+    expect(picks.size).toBeGreaterThan(1);
   });
 });
