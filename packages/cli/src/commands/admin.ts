@@ -11,6 +11,11 @@ export const ADMIN_URL_DEFAULT = 'http://127.0.0.1:8081';
 export const ADMIN_TOKEN_FILE_DEFAULT = './data/admin-token';
 /** Longest an admin call may take (a change waits up to 2 s for every gateway to hold it). */
 const ADMIN_CALL_TIMEOUT_MS = 15_000;
+/**
+ * Longest a replica move or a member removal may take: the member waits up to 2 minutes per
+ * round of moves (MOVE_WAIT_MS) before answering 503 (the moves go on; a re-run waits again).
+ */
+const ADMIN_MOVE_CALL_TIMEOUT_MS = 400_000;
 
 const USAGE = `Usage: mq admin [--url URL] [--token-file FILE] COMMAND [ARGS...]
 
@@ -37,7 +42,13 @@ Commands:
                               move the spool's primary (Raft leadership transfer)
   cluster                     members, the metadata leader, every spool's replicas and primary
   members add ID HOST:PORT    add a member started with \`mq member --join\` (gRPC address)
-  members remove ID           remove a member that holds no spool replica
+  spools move-replica ACCOUNT NAME --from MEMBER --to MEMBER
+                              move one replica of the spool to another member (it joins the
+                              spool's group, catches up, becomes a voter; then --from leaves)
+  members remove ID [--allow-shrink]
+                              move every spool replica off the member, then remove it (409 when
+                              no member is spare, unless --allow-shrink: replica sets shrink);
+                              run it again to finish an interrupted removal
 
 Options:
   --url URL           Admin API. Env MQ_ADMIN_URL. Default ${ADMIN_URL_DEFAULT}.
@@ -75,6 +86,9 @@ export function parseAdminArgs(argv: readonly string[]): Parsed {
     'token-file': { type: 'string' },
     plan: { type: 'string' },
     'no-key': { type: 'boolean' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    'allow-shrink': { type: 'boolean' },
     quiet: { type: 'boolean', short: 'q' },
     help: { type: 'boolean', short: 'h' },
   };
@@ -97,6 +111,18 @@ function words(parsed: Parsed, count: number): string[] {
     throw new UsageError(`'${parsed.words.slice(0, 2).join(' ')}' takes ${count - 2} argument(s)`);
   }
   return parsed.words.slice(2).map((word) => encodeURIComponent(word));
+}
+
+/** Moves copy whole spools: their calls get longer than the others. */
+function callTimeoutMs(req: Request): number {
+  const moving = req.path.endsWith('/move-replica') || (req.method === 'DELETE' && req.path.startsWith('/members/'));
+  return moving ? ADMIN_MOVE_CALL_TIMEOUT_MS : ADMIN_CALL_TIMEOUT_MS;
+}
+
+function memberFlag(parsed: Parsed, flag: 'from' | 'to'): string {
+  const value = parsed.flags[flag];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${flag} MEMBER is required`);
+  return value;
 }
 
 function planBody(flags: Parsed['flags']): Record<string, number> {
@@ -166,8 +192,16 @@ export function adminRequest(parsed: Parsed): Request {
       const [id, address] = words(parsed, 4);
       return { method: 'POST', path: '/members', body: { id: decodeURIComponent(id!), address: decodeURIComponent(address!) } };
     }
-    case 'members remove':
-      return { method: 'DELETE', path: `/members/${words(parsed, 3)[0]}` };
+    case 'members remove': {
+      const [id] = words(parsed, 3);
+      const shrink = parsed.flags['allow-shrink'] === true ? '?allowShrink=true' : '';
+      return { method: 'DELETE', path: `/members/${id}${shrink}` };
+    }
+    case 'spools move-replica': {
+      const [account, spool] = words(parsed, 4);
+      const body = { from: memberFlag(parsed, 'from'), to: memberFlag(parsed, 'to') };
+      return { method: 'POST', path: `/accounts/${account}/spools/${spool}/move-replica`, body };
+    }
     default:
       throw new UsageError(`unknown admin command '${key}'`);
   }
@@ -203,7 +237,7 @@ async function runAdmin(argv: readonly string[], context: CommandContext): Promi
       method: req.method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
-      signal: AbortSignal.timeout(ADMIN_CALL_TIMEOUT_MS),
+      signal: AbortSignal.timeout(callTimeoutMs(req)),
     });
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };

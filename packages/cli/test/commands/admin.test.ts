@@ -25,6 +25,8 @@ describe('mq admin command lines', () => {
     expect(request('cluster')).toEqual({ method: 'GET', path: '/cluster' });
     expect(request('members', 'add', 'n4', '10.0.0.4:7001')).toEqual({ method: 'POST', path: '/members', body: { id: 'n4', address: '10.0.0.4:7001' } });
     expect(request('members', 'remove', 'n4')).toEqual({ method: 'DELETE', path: '/members/n4' });
+    expect(request('members', 'remove', 'n4', '--allow-shrink')).toEqual({ method: 'DELETE', path: '/members/n4?allowShrink=true' });
+    expect(request('spools', 'move-replica', 'acme', 'orders', '--from', 'n1', '--to', 'n4')).toEqual({ method: 'POST', path: '/accounts/acme/spools/orders/move-replica', body: { from: 'n1', to: 'n4' } });
   });
 
   it('refuses unknown commands, wrong argument counts and bad numbers', () => {
@@ -32,6 +34,7 @@ describe('mq admin command lines', () => {
     expect(() => request('accounts', 'show')).toThrow(UsageError);
     expect(() => request('plans', 'set', 'p', '--rate', '-3')).toThrow(UsageError);
     expect(() => parseAdminArgs(['--nope'])).toThrow(UsageError);
+    expect(() => request('spools', 'move-replica', 'acme', 'orders', '--from', 'n1')).toThrow(/--to MEMBER is required/);
   });
 });
 
