@@ -111,8 +111,7 @@ export async function run({ flags = {} } = {}) {
       const entry = { target: name, family: target.family, durability: target.durability, ...(peer === undefined ? {} : { peer }), payloads: [] };
       results.push(entry);
       try {
-        const connection = await target.start();
-        await warmUp(loadgen, connection, config.warmup);
+        const connection = await startWarm(target, loadgen, config, entry, log);
         for (const payloadBytes of config.payloads) {
           entry.payloads.push(await runPayload({ target, connection, loadgen, config, payloadBytes, log }));
         }
@@ -142,6 +141,26 @@ export async function run({ flags = {} } = {}) {
   const mdPath = `${REPO_ROOT}bench-results/${outName}.md`;
   writeFileSync(mdPath, markdownReport(data));
   log(`wrote ${jsonPath}\nwrote ${svgPath}\nwrote ${mdPath}${outName === 'compare' ? " (the README's Performance table)" : ''}`);
+}
+
+/**
+ * Starts `target` and warms it up. A start that fails (a peer cluster that formed short of a
+ * member, a port taken between allocation and bind by another process) is stopped and tried
+ * once more from scratch; the first error is kept in the entry as `firstStartError`.
+ */
+async function startWarm(target, loadgen, config, entry, log) {
+  try {
+    const connection = await target.start();
+    await warmUp(loadgen, connection, config.warmup);
+    return connection;
+  } catch (error) {
+    entry.firstStartError = String(error?.message ?? error);
+    log(`   start failed (${entry.firstStartError}); stopping it and starting once more`);
+    await target.stop();
+  }
+  const connection = await target.start();
+  await warmUp(loadgen, connection, config.warmup);
+  return connection;
 }
 
 /** `--render`: rewrites compare.svg and compare.md from the last compare.json, running nothing. */

@@ -113,7 +113,10 @@ export function mqClusterTarget(options = {}) {
     },
     async stop() {
       await Promise.all([gateway, ...members.map((m) => m.child)].filter(Boolean).map((c) => stopChild(c)));
+      members.length = 0;
+      gateway = undefined;
       if (dir !== undefined) removeDir(dir);
+      dir = undefined;
     },
   };
 }

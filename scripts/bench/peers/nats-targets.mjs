@@ -70,7 +70,9 @@ export function natsTarget({ replicas, syncAlways }) {
     metrics: async () => null,
     async stop() {
       await Promise.all(servers.map((s) => stopChild(s.child)));
+      servers.length = 0;
       if (dir !== undefined) removeDir(dir);
+      dir = undefined;
     },
   };
 }
