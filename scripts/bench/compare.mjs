@@ -39,8 +39,8 @@ const FULL = {
   ],
   warmup: { count: 3_000, seconds: 3 },
   backlog: 50_000,
-  fillSeconds: 15,
-  drain: { clients: 256, seconds: 12 },
+  fillSeconds: 10,
+  drain: { clients: 256, seconds: 10 },
   pipeline: { rateByPayload: { 128: 1_000, 16_384: 500 }, seconds: 6, producers: 64, consumers: 32, settleMs: 3_000 },
   curve: { startPerS: 250, factor: 2, capPerS: 16_000, stepSeconds: 1.5, settleMs: 2_000, producers: 64, consumers: 32 },
 };

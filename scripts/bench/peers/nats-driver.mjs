@@ -15,14 +15,14 @@ const subjectOf = (queue) => `bench.${queue}`;
 
 /**
  * Creates the stream `queue` (work-queue retention, file storage, `connection.replicas` copies)
- * and its durable consumer. Retries for up to 30 s while JetStream elects its meta leader.
+ * and its durable consumer. Retries for up to 15 s while JetStream elects its meta leader.
  * @param {{servers: string[], replicas: number}} connection
  * @param {string} queue [A-Za-z0-9_-]+
  */
 export async function prepareNatsQueue(connection, queue) {
   const nc = await connect({ servers: connection.servers });
   try {
-    const deadlineMs = Date.now() + 30_000;
+    const deadlineMs = Date.now() + 15_000;
     for (let attempt = 0; ; attempt += 1) {
       try {
         // Inside the retry: in a fresh cluster even the account-info request behind
