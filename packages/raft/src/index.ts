@@ -17,6 +17,7 @@ export {
   type GrpcTransportStats,
 } from './transport/grpc-transport.js';
 export type { PeerLinkLimits, PeerLinkStats } from './transport/peer-link.js';
+export { RECEIVE_WINDOW_BYTES, raiseReceiveWindows } from './transport/flow-control.js';
 export { RAFT_PROTO_PATH, decodeFrame, encodeFrame, type FrameBatch } from './transport/message-codec.js';
 export { RAFT_SERVICE, RAFT_STREAM_PATH } from './transport/raft-service.js';
 export { RaftCore, type ProgressView, type ProposeResult, type RefusalReason, type Role } from './core/raft.js';

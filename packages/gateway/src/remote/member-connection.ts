@@ -74,6 +74,8 @@ function noDelivery(id: number): DecodedAnswer {
 }
 
 const WATCH_DEADLINE_MS = 10_000;
+/** HTTP/2 receive window of the link (per stream and connection), bytes. */
+const ANSWER_WINDOW_BYTES = 8 * 1024 * 1024;
 const SWEEP_INTERVAL_MS_MAX = 1_000;
 const SWEEP_INTERVAL_MS_MIN = 10;
 
@@ -111,6 +113,9 @@ export class MemberConnection {
       // Retries would buffer streamed frames for replay, and could write a call twice.
       'grpc.enable_retries': 0,
       'grpc.use_local_subchannel_pool': 1,
+      // Answers (receives carry payloads) share one stream: Node's 64 KiB default window would
+      // cap the link at 64 KiB per round trip. The member raises its side the same way.
+      'grpc-node.flow_control_window': ANSWER_WINDOW_BYTES,
     });
   }
 

@@ -5,6 +5,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@mq/engine';
+import { raiseReceiveWindows } from '@mq/raft';
 import {
   MEMBER_SERVICE,
   resolveLinkLimits,
@@ -110,6 +111,7 @@ export async function startMemberRpcServer(
       error ? reject(error) : resolve(bound),
     );
   });
+  raiseReceiveWindows(server);
   const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
   let closing: Promise<void> | undefined;
   return {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
+import { raiseReceiveWindows } from './flow-control.js';
 import { decodeFrame } from './message-codec.js';
 import { PeerLink, type PeerLinkLimits, type PeerLinkStats } from './peer-link.js';
 import { RAFT_SERVICE } from './raft-service.js';
@@ -94,6 +95,7 @@ export class GrpcTransport implements Transport {
         error ? reject(error) : resolve(bound),
       );
     });
+    raiseReceiveWindows(server);
     const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
     const transport = new GrpcTransport(options.selfId, `${host}:${port}`, server, limits);
     server.addService(RAFT_SERVICE, { stream: transport.serveStream });
