@@ -83,6 +83,23 @@ function closeGracefully(server: Server, shutdown: AbortController): Promise<voi
 }
 
 /**
+ * A Node HTTP server for `fetch` with the gateway's bounds on header bytes, header time and
+ * request time (the public API and the admin listener share them).
+ */
+export function createBoundedServer(
+  fetch: (request: Request) => Response | Promise<Response>,
+): Server {
+  return createAdaptorServer({
+    fetch,
+    serverOptions: {
+      maxHeaderSize: HEADER_MAX_BYTES,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+    },
+  }) as Server;
+}
+
+/**
  * Starts the gateway over `service` on `options.host`:`options.port` and resolves once it is
  * listening, with the bound port (the ephemeral one for port 0). Rejects with the listen error
  * (EADDRINUSE...). `options.shutdownSignal`, when given, also triggers the graceful close of
@@ -98,14 +115,7 @@ export async function startHttpServer(
   if (external?.aborted === true) shutdown.abort();
   external?.addEventListener('abort', () => shutdown.abort(), { once: true });
   const app = createGatewayApp(service, { ...options, shutdownSignal: shutdown.signal });
-  const server = createAdaptorServer({
-    fetch: app.fetch,
-    serverOptions: {
-      maxHeaderSize: HEADER_MAX_BYTES,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-    },
-  }) as Server;
+  const server = createBoundedServer(app.fetch);
   // Header count is bounded by HEADER_MAX_BYTES; a count limit would drop headers silently,
   // hiding repeated or unknown Svc-* headers from validation.
   server.maxHeadersCount = 0;

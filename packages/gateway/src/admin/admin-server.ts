@@ -1,12 +1,9 @@
 // Serving the admin app on its own listener (default 127.0.0.1:8081, never the public port).
 
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import type { AdminBackend } from './admin-backend.js';
 import { createAdminApp, type AdminAppOptions } from './admin-app.js';
-import { HEADER_MAX_BYTES, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../options.js';
-import type { RunningServer } from '../server.js';
+import { createBoundedServer, type RunningServer } from '../server.js';
 
 export const ADMIN_HOST_DEFAULT = '127.0.0.1';
 export const ADMIN_PORT_DEFAULT = 8081;
@@ -25,14 +22,7 @@ export async function startAdminServer(
 ): Promise<RunningServer> {
   const app = createAdminApp(backend, options);
   const host = options.host ?? ADMIN_HOST_DEFAULT;
-  const server = createAdaptorServer({
-    fetch: app.fetch,
-    serverOptions: {
-      maxHeaderSize: HEADER_MAX_BYTES,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-    },
-  }) as Server;
+  const server = createBoundedServer(app.fetch);
   server.maxConnections = ADMIN_CONNECTIONS_MAX;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
