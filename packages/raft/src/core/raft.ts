@@ -106,13 +106,14 @@ export class RaftCore {
   /**
    * With `guardLostStorage`: true while the log holds nothing past the founding entries (term
    * 1, no snapshot): a founding replica before a leader reached it, or one whose storage was
-   * lost (a wiped disk) and which bootstrapped again. The latter may have voted, and acknowledged entries a leader counted as
-   * committed, before it lost them: voting now for a candidate that lacks those entries could
-   * elect it and erase them, and a vote in a term it had voted in could elect two leaders. So it
-   * grants no vote (nor pre-vote) to a candidate whose log shows the group moved past founding,
-   * until it has caught up with a leader: its log ends with an entry of that leader's term and
-   * reaches the commit index the leader sent. Derived from the log at start-up, so a crash during
-   * the rebuild, before any entry past founding was stored, leaves it rebuilding.
+   * lost (a wiped disk) and which bootstrapped again. The latter may have voted, and acknowledged
+   * entries a leader counted as committed, before it lost them: voting now for a candidate that
+   * lacks those entries could elect it and erase them, and a vote in a term it had voted in
+   * could elect two leaders. So it grants no vote (nor pre-vote) to a candidate whose log shows
+   * the group moved past founding, until it has caught up with a leader: its log ends with an
+   * entry of that leader's term and reaches the commit index the leader sent. Derived from the
+   * log at start-up, so a crash during the rebuild, before any entry past founding was stored,
+   * leaves it rebuilding.
    */
   private rebuilding: boolean;
 
