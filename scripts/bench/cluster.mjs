@@ -38,6 +38,8 @@ const CLI_MAIN = fileURLToPath(new URL('../../packages/cli/dist/main.js', import
 const TARGET_SENDS_PER_S = 5_000;
 const TARGET_P99_MS = 50;
 const WARMUP_MESSAGES = 5_000;
+const PACED_WINDOW_MS = 100;
+const PACED_WORST_WINDOWS = 5;
 const READY_TIMEOUT_MS = 60_000;
 
 export async function run({ flags = {} } = {}) {
@@ -327,6 +329,7 @@ async function phasePaced(api, queue, config) {
   const errors = new Errors();
   const total = config.rate * config.pacedSeconds;
   const intervalMs = 1000 / config.rate;
+  const windows = new LatencyWindows(PACED_WINDOW_MS, config.pacedSeconds * 1000);
   let issued = 0;
   let done = 0;
   const startMs = performance.now();
@@ -339,12 +342,40 @@ async function phasePaced(api, queue, config) {
       const answer = await api.send(queue, payload).catch((error) => ({ status: error.code ?? 'transport' }));
       if (answer.status === 201) {
         done += 1;
-        latencies.add(performance.now() - scheduledMs);
+        const latencyMs = performance.now() - scheduledMs;
+        latencies.add(latencyMs);
+        windows.add(scheduledMs - startMs, latencyMs);
       } else errors.add(answer.status);
     }
   });
   const result = phaseResult(`paced send ${config.rate}/s`, done, performance.now() - startMs, latencies, errors);
-  return { ...result, rate: config.rate };
+  return { ...result, rate: config.rate, worstWindows: windows.worst(PACED_WORST_WINDOWS) };
+}
+
+/**
+ * The slowest answer per window of scheduled time: tells a tail spread over the run (queueing)
+ * from one made of stalls (a pause of some process holds every request scheduled in it).
+ */
+class LatencyWindows {
+  constructor(windowMs, spanMs) {
+    this.windowMs = windowMs;
+    this.maxMs = new Float64Array(Math.ceil(spanMs / windowMs) + 1);
+    this.over = new Uint32Array(this.maxMs.length);
+  }
+
+  add(atMs, latencyMs) {
+    const i = Math.min(this.maxMs.length - 1, Math.floor(atMs / this.windowMs));
+    if (latencyMs > this.maxMs[i]) this.maxMs[i] = latencyMs;
+    if (latencyMs >= TARGET_P99_MS) this.over[i] += 1;
+  }
+
+  /** The `count` windows with the slowest answers: start (ms into the phase), max latency, answers over the p99 target. */
+  worst(count) {
+    return [...this.maxMs.keys()]
+      .sort((a, b) => this.maxMs[b] - this.maxMs[a])
+      .slice(0, count)
+      .map((i) => ({ atMs: i * this.windowMs, maxMs: Math.round(this.maxMs[i] * 100) / 100, overTarget: this.over[i] }));
+  }
 }
 
 /** Runs a phase and adds the CPU each server process spent on it (ms, and µs per op summed). */
@@ -418,6 +449,10 @@ function report({ machine, command, config, runs }) {
     for (const p of r.phases) {
       const shares = Object.entries(p.serverCpuPctByProcess).map(([name, pct]) => `${name} ${pct ?? '-'}%`).join(', ');
       process.stdout.write(`  ${r.target} ${p.name}: cpu by process: ${shares}\n`);
+      if (p.worstWindows !== undefined) {
+        const worst = p.worstWindows.map((w) => `${w.atMs} ms: ${w.maxMs} ms (${w.overTarget} over ${TARGET_P99_MS} ms)`).join(', ');
+        process.stdout.write(`  ${r.target} ${p.name}: slowest ${PACED_WINDOW_MS} ms windows: ${worst}\n`);
+      }
     }
   }
   process.stdout.write('ops: a durable send (201); a receive+ack cycle (two requests). Latency of the paced phase counts from the scheduled start.\n');

@@ -152,6 +152,7 @@ export class LevelStorageEngine implements StorageEngine {
     if (this.closed) return;
     await Promise.all([...this.handles.values()].map((handle) => handle.recordsStaged()));
     await this.commit.barrier().catch(() => undefined);
+    await Promise.all([...this.handles.values()].map((handle) => handle.coveredDropped()));
     this.closed = true;
     await this.db.close();
   }
@@ -173,6 +174,8 @@ class LevelGroupStorage implements GroupStorage {
   private lastHardState: HardState = EMPTY_HARD_STATE;
   /** Settles when every snapshot record asked for so far is staged (never rejects). */
   private recordChain: Promise<void> = Promise.resolve();
+  /** Settles when the entries of every durable snapshot record so far are dropped (never rejects). */
+  private dropChain: Promise<void> = Promise.resolve();
 
   constructor(
     readonly group: GroupId,
@@ -191,6 +194,7 @@ class LevelGroupStorage implements GroupStorage {
     return this.held(async () => {
       await this.recordChain;
       await this.context.commit.barrier();
+      await this.dropChain;
       const { db, files } = this.context;
       const [hardStateValue, snapshotValue, registryValue] = await db.getMany([
         this.keys.hardState,
@@ -277,6 +281,7 @@ class LevelGroupStorage implements GroupStorage {
     return this.held(async () => {
       await this.recordChain;
       await this.context.commit.barrier();
+      await this.dropChain;
       const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
       const keys = await this.context.db.keys(range).all();
       keys.push(this.keys.registry);
@@ -292,6 +297,11 @@ class LevelGroupStorage implements GroupStorage {
   /** Settles once every snapshot record asked for so far is staged (or failed). */
   recordsStaged(): Promise<void> {
     return this.recordChain;
+  }
+
+  /** Settles once the entries covered by every staged snapshot record are dropped (or failed). */
+  coveredDropped(): Promise<void> {
+    return this.dropChain;
   }
 
   /**
@@ -344,14 +354,28 @@ class LevelGroupStorage implements GroupStorage {
     this.context.commit.stats.snapshotsWritten++;
     const durable = this.context.commit.submit(CALL_OVERHEAD_BYTES + record.length, 0, (batch) => {
       batch.put(this.keys.snapshot, record);
-      for (let i = covered.from; i <= covered.to; i++) batch.del(this.keys.entry(i));
       this.register(batch);
     });
+    const dropped = durable.then(() => this.dropCovered(covered));
+    this.dropChain = Promise.all([this.dropChain, dropped]).then(noop, noop);
     return durable.then(async () => {
       if (previousFile !== null && previousFile !== written.file) {
         await this.context.files.remove(this.group, previousFile);
       }
     });
+  }
+
+  /**
+   * Deletes the entries a durable snapshot record covers, as one range in LevelDB's own thread:
+   * deleting key by key from a batch costs about half a microsecond of this thread per entry and
+   * lands in the commit path (a 150,000-entry log held up every append for 130 ms). Not synced
+   * and not atomic: entries left behind by a crash are below the snapshot, and load() deletes
+   * them. A failure leaves them for load() the same way, so it is not an error of the group.
+   */
+  private dropCovered(covered: IndexRange): Promise<void> {
+    if (covered.from > covered.to) return Promise.resolve();
+    const range = { gte: this.keys.entry(covered.from), lt: this.keys.entry(covered.to + 1) };
+    return this.context.db.clear(range).then(noop, noop);
   }
 
   /** Reads the stored log after the snapshot, keeping the valid contiguous prefix. */
