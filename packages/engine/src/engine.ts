@@ -15,7 +15,8 @@ import * as primary from './primary.js';
 import type { Queue } from './queue.js';
 import * as reads from './reads.js';
 import type { Counts, MessageState, MessageView, QueueView, SpoolView } from './service.js';
-import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
+import { decodeSnapshot } from './snapshot.js';
+import { SnapshotWriter, encodeSnapshot } from './snapshot-writer.js';
 import { SpoolState } from './spool-state.js';
 import { applyCommand } from './transitions.js';
 
@@ -35,9 +36,17 @@ export class SpoolEngine {
     return this.state.plan;
   }
 
-  /** Encodes the replicated state (see snapshot.ts). */
+  /** Encodes the replicated state (see snapshot-format.ts). */
   snapshot(): Uint8Array {
     return encodeSnapshot(this.state);
+  }
+
+  /**
+   * Begins a snapshot of the replicated state as it is now, encoded by `step` calls while
+   * commands go on applying (see snapshot-writer.ts). One at a time: finish or cancel it first.
+   */
+  beginSnapshot(): SnapshotWriter {
+    return new SnapshotWriter(this.state, true);
   }
 
   // ---- Replicated ----------------------------------------------------------------------------

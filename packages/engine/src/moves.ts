@@ -200,6 +200,7 @@ export function pushExpiry(state: SpoolState, queue: Queue, message: Message): v
 
 /** Removes a message from the queue (ack, discard, expiry). Drain completion is the caller's. */
 export function removeMessage(state: SpoolState, queue: Queue, message: Message): void {
+  state.snapshotGuard?.beforeChange(queue, message);
   leave(queue, message);
   message.where = Where.Removed;
   message.expiryDeferred = false;

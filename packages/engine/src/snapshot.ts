@@ -1,81 +1,24 @@
-// Snapshot of a spool's replicated state: a versioned binary format. Only replicated state is
-// encoded: a leased message is encoded as what it is in the log (visible), counters and other
-// primary-local state are left out, so two replicas that applied the same log produce identical
-// bytes. Layout (big-endian):
-//   magic "MQSN" | u16 version | plan (version 2 on: 7 x f64, see writePlan) |
-//   f64 planVersion (version 3 on) |
-//   f64 lastAppliedAtMs | f64 nextSeq | u32 nextQueueGen |
-//   u32 queueCount | queues in name order | u32 END
-//   queue: ascii name | u32 gen | f64 createdAtMs | u8 state | settings |
-//          u32 dedupCount | (16B key, f64 seq, f64 expiresAtMs)* |
-//          u32 messageCount | (f64 seq, f64 createdAtMs, f64 visibleAtMs, f64 retentionStartMs,
-//                              u32 retries, u32 gen, u8 flags, u32 length, payload)*
+// Decoding of a spool snapshot (the format is in snapshot-format.ts, the encoder in
+// snapshot-writer.ts).
 
-import { ByteReader, ByteWriter, CodecError } from './bytes.js';
-import { readPlan, readSettings, writePlan, writeSettings } from './command-codec.js';
-import { DEDUP_KEY_BYTES, dedupKeyBytes, dedupKeyString } from './dedup-table.js';
+import { ByteReader, CodecError } from './bytes.js';
+import { readPlan, readSettings } from './command-codec.js';
+import { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
 import { Message, Where } from './message.js';
 import type { Plan } from './plan.js';
 import { rebuildQueue } from './primary.js';
 import { Queue } from './queue.js';
-import type { QueueState } from './service.js';
 import { effectiveRetentionSeconds } from './settings.js';
+import {
+  END,
+  FLAG_FAILED,
+  MAGIC,
+  QUEUE_STATES,
+  SNAPSHOT_VERSION,
+  SNAPSHOT_VERSION_NO_PLAN,
+  SNAPSHOT_VERSION_PLAN,
+} from './snapshot-format.js';
 import { SpoolState } from './spool-state.js';
-
-const MAGIC = 0x4d51534e; // "MQSN"
-/**
- * Version 3 carries the plan and its version; version 2 the plan only (version 0); version 1
- * neither (the caller's plan).
- */
-const SNAPSHOT_VERSION = 3;
-const SNAPSHOT_VERSION_PLAN = 2;
-const SNAPSHOT_VERSION_NO_PLAN = 1;
-const END = 0x454e4421; // "END!"
-const FLAG_FAILED = 1;
-const QUEUE_STATES: readonly QueueState[] = ['active', 'draining', 'deleting'];
-
-/** Encodes the replicated state of a spool. */
-export function encodeSnapshot(state: SpoolState): Uint8Array {
-  const writer = new ByteWriter(256 + state.byteCount + state.messageCount * 50);
-  writer.u32(MAGIC);
-  writer.u16(SNAPSHOT_VERSION);
-  writePlan(writer, state.plan);
-  writer.f64(state.planVersion);
-  writer.f64(state.lastAppliedAtMs);
-  writer.f64(state.nextSeq);
-  writer.u32(state.nextQueueGen);
-  writer.u32(state.names.length);
-  for (const name of state.names) writeQueue(writer, state.queues.get(name)!);
-  writer.u32(END);
-  return writer.finish();
-}
-
-function writeQueue(writer: ByteWriter, queue: Queue): void {
-  writer.ascii(queue.name);
-  writer.u32(queue.gen);
-  writer.f64(queue.createdAtMs);
-  writer.u8(QUEUE_STATES.indexOf(queue.state));
-  writeSettings(writer, queue.settings);
-  const dedup = queue.dedup.entries();
-  writer.u32(dedup.length);
-  for (const entry of dedup) {
-    writer.raw(dedupKeyBytes(entry.key));
-    writer.f64(entry.seq);
-    writer.f64(entry.expiresAtMs);
-  }
-  const messages = queue.order.liveMessages();
-  writer.u32(messages.length);
-  for (const message of messages) {
-    writer.f64(message.seq);
-    writer.f64(message.createdAtMs);
-    writer.f64(message.visibleAtMs);
-    writer.f64(message.retentionStartMs);
-    writer.u32(message.retries);
-    writer.u32(message.gen);
-    writer.u8(message.where === Where.Failed ? FLAG_FAILED : 0);
-    writer.bytes(message.payload);
-  }
-}
 
 /**
  * Decodes a snapshot into a fresh state with the snapshot's plan (`plan` for a version 1

@@ -4,8 +4,14 @@
 
 import { assert } from './assert.js';
 import { Counters } from './counters.js';
+import type { Message } from './message.js';
 import type { Plan } from './plan.js';
 import type { Queue } from './queue.js';
+
+/** Told before a replicated command changes or removes a stored message (snapshot-writer.ts). */
+export interface MessageGuard {
+  beforeChange(queue: Queue, message: Message): void;
+}
 
 export class SpoolState {
   /** Replaced only by an applied setPlan command (or a snapshot). */
@@ -31,6 +37,8 @@ export class SpoolState {
   dedupKeyCount = 0;
   /** The spool's own cumulative counters: they keep counting deleted queues. */
   readonly counters = new Counters();
+  /** A snapshot writer at work on this state, or null. */
+  snapshotGuard: MessageGuard | null = null;
 
   // Primary-local.
   /** When the primary opened the spool (counters started). */

@@ -117,6 +117,7 @@ function findRef(state: SpoolState, ref: MessageRef): { queue: Queue; message: M
   if (queue === undefined) return null;
   const message = queue.order.find(ref.seq);
   if (message === undefined || message.gen !== ref.gen) return null;
+  state.snapshotGuard?.beforeChange(queue, message);
   return { queue, message };
 }
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { CodecError } from '../src/bytes.js';
 import { SpoolEngine } from '../src/engine.js';
 import { DEFAULT_PLAN } from '../src/plan.js';
-import { decodeSnapshot, encodeSnapshot } from '../src/snapshot.js';
+import { decodeSnapshot } from '../src/snapshot.js';
+import { encodeSnapshot } from '../src/snapshot-writer.js';
 import { T0, counts, createQueue, key, newEngine, receive, ref, send } from './helpers.js';
 
 function populated() {
