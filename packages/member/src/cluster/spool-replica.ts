@@ -7,7 +7,7 @@
 // the host at once: long polls answer null, later calls answer unavailable, proposals in flight
 // get their errors from Raft. Primary-local engine state is rebuilt by the next opening.
 
-import { type ApplyResult, type MqError, type Plan, SpoolEngine } from '@mq/engine';
+import { type ApplyResult, type MqError, type Plan, SpoolEngine, type SnapshotWriter } from '@mq/engine';
 import {
   type AppliedEntry,
   type GroupRouter,
@@ -176,6 +176,14 @@ export class SpoolReplica implements StateMachine {
 
   snapshot(): Uint8Array {
     return this.engineValue.snapshot();
+  }
+
+  /**
+   * A snapshot of the engine as it is now, encoded in slices while entries go on applying
+   * (snapshot-writer.ts): a large backlog never blocks the member for the whole encode.
+   */
+  beginSnapshot(): SnapshotWriter {
+    return this.engineValue.beginSnapshot();
   }
 
   /** Replaces the engine by the snapshot's (never while serving: a leader installs none). */

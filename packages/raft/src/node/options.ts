@@ -36,6 +36,12 @@ export interface RaftNodeOptions {
    * since the last one and their bytes reach the last snapshot's size (see maybeSnapshot).
    */
   readonly snapshotEntries?: number;
+  /**
+   * Bytes a snapshot produced in slices (StateMachine.beginSnapshot) encodes per event-loop turn
+   * (default 256 KiB, about half a millisecond for a spool's messages): bounds how long one
+   * slice holds up ticks, appends and applies.
+   */
+  readonly snapshotSliceBytes?: number;
   /** Log entries kept in memory behind a snapshot for lagging followers (default 1,000). */
   readonly retainEntries?: number;
   /** Bound on proposals buffered or awaiting commit; beyond it `propose` fails `busy`. */
@@ -55,6 +61,7 @@ export interface ResolvedOptions extends Required<Omit<RaftNodeOptions, 'bootstr
 export const RAFT_NODE_DEFAULTS = {
   tickMs: 50,
   snapshotEntries: 10_000,
+  snapshotSliceBytes: 256 * 1024,
   retainEntries: 1_000,
   proposalsPendingMax: 100_000,
   catchUpRoundsMax: 10,
@@ -86,6 +93,7 @@ export function resolveOptions(options: RaftNodeOptions): ResolvedOptions {
   } as ResolvedOptions;
   positiveInteger('tickMs', resolved.tickMs);
   positiveInteger('snapshotEntries', resolved.snapshotEntries);
+  positiveInteger('snapshotSliceBytes', resolved.snapshotSliceBytes);
   positiveInteger('proposalsPendingMax', resolved.proposalsPendingMax);
   positiveInteger('catchUpRoundsMax', resolved.catchUpRoundsMax);
   if (!Number.isSafeInteger(resolved.retainEntries) || resolved.retainEntries < 0) {

@@ -3,13 +3,15 @@
 // Ready through GroupStorage (whose group commit makes one fsync serve every group), sends
 // through the Transport (the leader's appends go out before its own fsync completes, thesis
 // 10.2.1), applies committed entries to the StateMachine, answers proposers, snapshots and
-// compacts every `snapshotEntries` entries, and drives membership changes and transfers.
+// compacts every `snapshotEntries` entries (in slices over several turns when the state machine
+// offers `beginSnapshot`), and drives membership changes and transfers.
 //
 // Ordering rules it keeps (see core/ready.ts): storage calls are issued in Ready order;
 // `core.onPersisted(ready)` and the Ready's after-persist messages happen only once that Ready's
 // writes and all earlier ones are durable.
 
 import { EventEmitter } from 'node:events';
+import { assert } from '../core/assert.js';
 import { bootstrapState, isEmptyState } from '../core/bootstrap.js';
 import { ConfChangeType, decodeConfChange, type ConfChange } from '../core/conf-change.js';
 import { RaftCore, type ProgressView, type ProposeResult, type Role } from '../core/raft.js';
@@ -26,6 +28,7 @@ import {
 } from '../types.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options.js';
 import { RaftError } from './raft-error.js';
+import type { SnapshotWork } from './state-machine.js';
 
 /** What a successful `propose` resolves to: where the entry landed and what apply returned. */
 export interface Proposed {
@@ -80,6 +83,14 @@ interface Watcher {
   readonly cancel: (error: Error) => void;
 }
 
+/** A snapshot the state machine produces in slices, and the applied index it describes. */
+interface SnapshotInProgress {
+  readonly work: SnapshotWork;
+  readonly index: number;
+  /** The scheduled next slice; cleared on cancel so nothing runs after it. */
+  next: NodeJS.Immediate | null;
+}
+
 const noop = (): void => undefined;
 
 export class RaftNode {
@@ -103,8 +114,15 @@ export class RaftNode {
   private lastSnapshotIndex: number;
   /** Size of the latest snapshot taken or restored, bytes. */
   private lastSnapshotBytes: number;
-  /** Entry bytes applied since the latest snapshot. */
+  /**
+   * Index the snapshot rule counts from: that of the latest snapshot taken, restored or begun
+   * (a sliced snapshot describes the state where it began, so the next one counts from there).
+   */
+  private snapshotBaseIndex: number;
+  /** Entry bytes applied since `snapshotBaseIndex`. */
   private appliedBytesSinceSnapshot = 0;
+  /** A snapshot being produced in slices (StateMachine.beginSnapshot); at most one. */
+  private snapshotWork: SnapshotInProgress | null = null;
   private lastLeader: NodeId | null = null;
   private lastTerm = 0;
 
@@ -148,6 +166,7 @@ export class RaftNode {
     this.applied = state.snapshot?.meta.index ?? 0;
     this.lastSnapshotIndex = this.applied;
     this.lastSnapshotBytes = state.snapshot?.data.length ?? 0;
+    this.snapshotBaseIndex = this.applied;
     this.lastTickMs = opts.nowMs();
     this.ticker = setInterval(() => this.onTimer(), opts.tickMs);
     this.scheduleFlush();
@@ -283,13 +302,19 @@ export class RaftNode {
   }
 
   /**
-   * Stops ticking, fails everything pending with `closed` and waits for writes in flight. Does
-   * not close the storage or the transport (they are shared).
+   * Stops ticking, abandons a snapshot in progress, fails everything pending with `closed` and
+   * waits for writes in flight. Does not close the storage or the transport (they are shared).
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.ticker);
+    try {
+      this.cancelSnapshotWork();
+    } catch (error) {
+      // A cancel that throws is a bug; the node is stopping anyway, so report it and go on.
+      this.report(error);
+    }
     const error = new RaftError('closed', 'node closed');
     for (const proposal of this.buffered) proposal.reject(error);
     this.buffered = [];
@@ -406,11 +431,14 @@ export class RaftNode {
   }
 
   private restoreSnapshot(snapshot: Snapshot): void {
+    // The work describes a state the restore replaces (and the core could not take it: its
+    // index is behind the restored snapshot's), so abandon it before the state goes.
+    this.cancelSnapshotWork();
     this.opts.stateMachine.restore(snapshot.data);
     this.applied = snapshot.meta.index;
     this.lastSnapshotIndex = snapshot.meta.index;
     this.lastSnapshotBytes = snapshot.data.length;
-    this.appliedBytesSinceSnapshot = 0;
+    this.countSnapshotFrom(snapshot.meta.index);
     this.emit('config-change', null, snapshot.meta.config);
   }
 
@@ -449,16 +477,89 @@ export class RaftNode {
    * reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
    * (a queue's backlog of payloads), so taking one only after as many bytes were logged keeps
    * compaction amortized O(1) per logged byte: a large backlog is not re-encoded every few
-   * thousand writes.
+   * thousand writes. A state machine with `beginSnapshot` is snapshotted in slices over later
+   * turns (see beginSnapshotWork); one at a time, and the rule counts from where it began.
    */
   private maybeSnapshot(): void {
-    if (this.applied - this.lastSnapshotIndex < this.opts.snapshotEntries) return;
+    if (this.snapshotWork !== null) return;
+    if (this.applied - this.snapshotBaseIndex < this.opts.snapshotEntries) return;
     if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
-    const data = this.opts.stateMachine.snapshot();
+    const { stateMachine } = this.opts;
+    if (stateMachine.beginSnapshot !== undefined) {
+      this.beginSnapshotWork(stateMachine.beginSnapshot());
+      return;
+    }
+    const data = stateMachine.snapshot();
     const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
-    this.lastSnapshotIndex = this.applied;
-    this.lastSnapshotBytes = data.length;
+    this.countSnapshotFrom(this.applied);
+    this.keepSnapshot(snapshot);
+  }
+
+  /**
+   * Starts the snapshot `work` of the state at `applied`, one slice per turn so ticks, appends
+   * and applies run between slices instead of waiting for the whole encode. The accounting
+   * restarts now: the snapshot will describe this index, whatever is applied meanwhile.
+   */
+  private beginSnapshotWork(work: SnapshotWork): void {
+    const pending: SnapshotInProgress = { work, index: this.applied, next: null };
+    this.snapshotWork = pending;
+    this.countSnapshotFrom(this.applied);
+    this.scheduleSnapshotSlice(pending);
+  }
+
+  private scheduleSnapshotSlice(pending: SnapshotInProgress): void {
+    // setImmediate, a macrotask: the I/O and flushes queued meanwhile run before the next slice.
+    pending.next = setImmediate(() => this.snapshotSlice(pending));
+  }
+
+  /** One slice of the work; a step that throws is a bug, handled like an apply that throws. */
+  private snapshotSlice(pending: SnapshotInProgress): void {
+    pending.next = null;
+    try {
+      // Cancelling clears the scheduled slice, so only the live work of an open node gets here.
+      assert(this.snapshotWork === pending && !this.closed, 'slice of abandoned snapshot work');
+      const data = pending.work.step(this.opts.snapshotSliceBytes);
+      if (data === null) {
+        this.scheduleSnapshotSlice(pending);
+        return;
+      }
+      this.snapshotWork = null;
+      this.finishSnapshotWork(pending.index, data);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /**
+   * Takes the finished snapshot at the index where it began; entries applied since stay in the
+   * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
+   * is newer than the latest snapshot; the check keeps a stale one from ever replacing it.
+   */
+  private finishSnapshotWork(index: number, data: Uint8Array): void {
+    if (index <= this.lastSnapshotIndex) return;
+    this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
+  }
+
+  /** Abandons the snapshot in progress: the state it describes was replaced, or the node stops. */
+  private cancelSnapshotWork(): void {
+    const pending = this.snapshotWork;
+    if (pending === null) return;
+    this.snapshotWork = null;
+    if (pending.next !== null) clearImmediate(pending.next);
+    pending.next = null;
+    pending.work.cancel();
+  }
+
+  /** The snapshot rule counts entries and bytes from `index` on. */
+  private countSnapshotFrom(index: number): void {
+    this.snapshotBaseIndex = index;
     this.appliedBytesSinceSnapshot = 0;
+  }
+
+  /** Records a snapshot taken here and writes it. */
+  private keepSnapshot(snapshot: Snapshot): void {
+    this.lastSnapshotIndex = snapshot.meta.index;
+    this.lastSnapshotBytes = snapshot.data.length;
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
     const write = this.opts.storage.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
@@ -586,8 +687,13 @@ export class RaftNode {
   /** Fail-stop: an unexpected error (storage, or a bug caught by an assertion) closes the node. */
   private fail(error: unknown): void {
     if (this.closed) return;
-    const failure = error instanceof Error ? error : new Error(String(error));
     void this.close();
+    this.report(error);
+  }
+
+  /** Hands an unexpected error to the `error` listeners (dropped when there are none). */
+  private report(error: unknown): void {
+    const failure = error instanceof Error ? error : new Error(String(error));
     if (this.events.listenerCount('error') > 0) this.emit('error', failure);
   }
 }

@@ -7,6 +7,23 @@ export interface AppliedEntry {
   readonly data: Uint8Array;
 }
 
+/**
+ * A snapshot of the state as it was when `beginSnapshot()` was called, produced in slices so
+ * no single turn blocks for long. Entries applied between slices do not change the result.
+ */
+export interface SnapshotWork {
+  /**
+   * Encodes roughly `budgetBytes` more. Returns the finished snapshot bytes, or null while work
+   * remains. Not called again after it returned bytes.
+   */
+  step(budgetBytes: number): Uint8Array | null;
+  /**
+   * Abandons the work (the state was replaced by a restore, or the node stops); step is never
+   * called after.
+   */
+  cancel(): void;
+}
+
 export interface StateMachine {
   /**
    * Applies a committed entry. Must be deterministic (same entries, same state on every
@@ -16,6 +33,11 @@ export interface StateMachine {
   apply(entry: AppliedEntry): unknown;
   /** The whole state as bytes, reflecting every entry applied so far. */
   snapshot(): Uint8Array;
+  /**
+   * Optional: begins a snapshot of the state as it is now (every entry applied so far), finished
+   * by SnapshotWork.step over later turns. Without it, snapshot() is used.
+   */
+  beginSnapshot?(): SnapshotWork;
   /** Replaces the whole state by one produced by `snapshot()` (on any replica). */
   restore(data: Uint8Array): void;
 }

@@ -56,13 +56,16 @@ export class TestCluster {
   constructor(
     private readonly voters: readonly NodeId[],
     private readonly overrides: Partial<RaftNodeOptions> = {},
+    /** Builds each (re)started member's state machine: a KvStore or a subclass. */
+    private readonly makeStore: (id: NodeId) => KvStore = () => new KvStore(),
   ) {}
 
   static async start(
     voters: readonly NodeId[],
     overrides: Partial<RaftNodeOptions> = {},
+    makeStore?: (id: NodeId) => KvStore,
   ): Promise<TestCluster> {
-    const cluster = new TestCluster(voters, overrides);
+    const cluster = new TestCluster(voters, overrides, makeStore);
     for (const id of voters) await cluster.startMember(id, true);
     return cluster;
   }
@@ -70,7 +73,7 @@ export class TestCluster {
   /** Starts (or restarts, reusing its storage engine) member `id`. */
   async startMember(id: NodeId, founding: boolean): Promise<Member> {
     const storage = this.members.get(id)?.storage ?? new MemoryStorageEngine();
-    const store = new KvStore();
+    const store = this.makeStore(id);
     const transport = this.network.transport(id);
     const router = new GroupRouter(transport);
     const node = await RaftNode.start({

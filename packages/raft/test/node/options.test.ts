@@ -22,6 +22,7 @@ describe('resolveOptions', () => {
     const resolved = resolveOptions({ ...base, tickMs: 20, snapshotEntries: undefined });
     expect(resolved.tickMs).toBe(20);
     expect(resolved.snapshotEntries).toBe(RAFT_NODE_DEFAULTS.snapshotEntries);
+    expect(resolved.snapshotSliceBytes).toBe(256 * 1024);
     expect(resolved.electionTicks).toBe(10);
     expect(resolved.bootstrap).toBeNull();
   });
@@ -29,6 +30,7 @@ describe('resolveOptions', () => {
   it.each([
     { tickMs: 0 },
     { snapshotEntries: 1.5 },
+    { snapshotSliceBytes: 0 },
     { proposalsPendingMax: -1 },
     { retainEntries: -1 },
     { catchUpRoundsMax: 0 },
