@@ -333,6 +333,7 @@ async function phasePaced(api, queue, config) {
   let issued = 0;
   let done = 0;
   const startMs = performance.now();
+  const startedAt = new Date().toISOString();
   await parallel(config.pacedClients, async () => {
     while (issued < total) {
       const scheduledMs = startMs + issued * intervalMs;
@@ -349,7 +350,7 @@ async function phasePaced(api, queue, config) {
     }
   });
   const result = phaseResult(`paced send ${config.rate}/s`, done, performance.now() - startMs, latencies, errors);
-  return { ...result, rate: config.rate, worstWindows: windows.worst(PACED_WORST_WINDOWS) };
+  return { ...result, rate: config.rate, startedAt, worstWindows: windows.worst(PACED_WORST_WINDOWS) };
 }
 
 /**
