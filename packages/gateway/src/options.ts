@@ -64,6 +64,13 @@ export const HEADER_MAX_BYTES = 16_384;
 export const HEADERS_TIMEOUT_MS = 20_000;
 /** Time a client has to send a whole request (a 1 MiB body needs ~17 KB/s). */
 export const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * Time an idle keep-alive connection stays open. Longer than the 60 s idle timeout load
+ * balancers commonly keep: a server that closes first races the balancer's next request on that
+ * connection, which the client then sees as a reset or a 502 (Node's default is 5 s). Idle
+ * connections are bounded by CONNECTIONS_MAX.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** Connections served at once; more are refused by the listener. */
 export const CONNECTIONS_MAX = 16_384;
 /** Longest a graceful close waits for in-flight requests before cutting connections. */

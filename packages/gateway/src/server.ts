@@ -13,6 +13,7 @@ import {
   CONNECTIONS_MAX,
   HEADER_MAX_BYTES,
   HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
   REQUEST_TIMEOUT_MS,
   type GatewayOptions,
 } from './options.js';
@@ -83,8 +84,8 @@ function closeGracefully(server: Server, shutdown: AbortController): Promise<voi
 }
 
 /**
- * A Node HTTP server for `fetch` with the gateway's bounds on header bytes, header time and
- * request time (the public API and the admin listener share them).
+ * A Node HTTP server for `fetch` with the gateway's bounds on header bytes, header time,
+ * request time and keep-alive idle time (the public API and the admin listener share them).
  */
 export function createBoundedServer(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -95,6 +96,7 @@ export function createBoundedServer(
       maxHeaderSize: HEADER_MAX_BYTES,
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     },
   }) as Server;
 }

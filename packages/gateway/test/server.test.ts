@@ -82,6 +82,13 @@ describe('startHttpServer', () => {
     expect(response.status).toBe(200);
   });
 
+  it('keeps idle connections open longer than a load balancer does, and says so', async () => {
+    const { port } = await start(new FakeService());
+    const answer = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n');
+    expect(answer.status).toBe(200);
+    expect(answer.head).toMatch(/\r\nkeep-alive: timeout=65(\r\n|$)/i);
+  });
+
   it('rejects when the port is taken', async () => {
     const running = await start(new FakeService());
     await expect(startHttpServer(new FakeService(), { port: running.port })).rejects.toMatchObject({ code: 'EADDRINUSE' });
