@@ -321,10 +321,13 @@ async function phaseReceiveAck(api, queue, available, config) {
 /**
  * Sends issued on a fixed schedule (`rate` per second) by up to `pacedClients` concurrent
  * requests. Latency runs from the scheduled start, so time a send waited for a free client counts.
+ * One untimed round of `pacedClients` concurrent sends first opens the phase's connections, as
+ * long-running clients hold them: TCP connects are not what the phase measures.
  */
 async function phasePaced(api, queue, config) {
   await mustCreate(api, queue);
   const payload = Buffer.alloc(config.payloadBytes, 0x63);
+  await parallel(config.pacedClients, () => api.send(queue, payload));
   const latencies = new Samples();
   const errors = new Errors();
   const total = config.rate * config.pacedSeconds;
