@@ -9,6 +9,7 @@
 // and waits for them; a second Ctrl-C kills them at once. Run after `npm run build` (the npm
 // script does that first).
 import { spawn } from 'node:child_process';
+import { COLOCATED_NODE_FLAGS } from './colocated-node-flags.mjs';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +68,7 @@ function startChild(name, args) {
   const log = openSync(logPath, 'a');
   const env = { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' };
   for (const key of ['MQ_ID', 'MQ_PEERS', 'MQ_LISTEN', 'MQ_DATA_DIR', 'MQ_PORT', 'MQ_HOST', 'MQ_MEMBERS', 'MQ_ADMIN_PORT', 'MQ_ADMIN_HOST', 'MQ_ADMIN_TOKEN', 'MQ_ADMIN_TOKEN_FILE']) delete env[key];
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { stdio: ['ignore', log, log], env, detached: true });
+  const child = spawn(process.execPath, [...COLOCATED_NODE_FLAGS, CLI_MAIN, ...args], { stdio: ['ignore', log, log], env, detached: true });
   closeSync(log);
   children.set(name, child);
   child.once('exit', (code, signal) => {

@@ -12,6 +12,9 @@
 //   --seconds 10 --rate 5000 --paced-seconds 5 --paced-clients 256
 //   --cpu-prof (profiles under bench-results/prof)
 //   --keep (keep the data and logs directory)
+//   --node-flags=F,G   node flags of the cluster's processes (default: those `npm run cluster`
+//                      gives its co-located processes, scripts/colocated-node-flags.mjs;
+//                      `--node-flags none` for V8's defaults). `mq serve` runs with none.
 // Prints a table and writes bench-results/cluster.json.
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +23,7 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { COLOCATED_NODE_FLAGS } from '../colocated-node-flags.mjs';
 import { benchAdminToken, benchApiKey } from './lib/mq-accounts.mjs';
 import {
   REPO_ROOT,
@@ -52,6 +56,7 @@ export async function run({ flags = {} } = {}) {
     rate: intFlag(flags, 'rate', TARGET_SENDS_PER_S, 1, 1_000_000),
     pacedSeconds: intFlag(flags, 'paced-seconds', 5, 1, 600),
     pacedClients: intFlag(flags, 'paced-clients', 256, 1, 4096),
+    clusterNodeFlags: nodeFlagsOf(flags['node-flags']),
     cpuProf: flags['cpu-prof'] === true,
     keep: flags.keep === true,
   };
@@ -88,8 +93,9 @@ async function freePorts(count) {
 /** The admin token of the bench's deployments (they check API keys; see lib/mq-accounts.mjs). */
 const ADMIN_TOKEN = benchAdminToken();
 
-function spawnMq(name, args, cpuProf) {
-  const nodeArgs = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${REPO_ROOT}bench-results/prof`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+function spawnMq(name, args, cpuProf, nodeFlags = []) {
+  const nodeArgs = [...nodeFlags];
+  if (cpuProf) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${REPO_ROOT}bench-results/prof`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`);
   const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], {
     env: { ...process.env, MQ_LOG_LEVEL: 'warn', MQ_ADMIN_TOKEN: ADMIN_TOKEN },
   });
@@ -144,10 +150,10 @@ async function startCluster(config) {
   const ids = ['n1', 'n2', 'n3'];
   const peers = ids.map((id, i) => `${id}=127.0.0.1:${ports[i]}`).join(',');
   const children = ids.map((id, i) =>
-    spawnMq(id, ['member', '--id', id, '--peers', peers, '--data', join(dir, id), '--port', String(ports[3 + i]), '--host', '127.0.0.1', '--admin-port', String(ports[7 + i])], config.cpuProf),
+    spawnMq(id, ['member', '--id', id, '--peers', peers, '--data', join(dir, id), '--port', String(ports[3 + i]), '--host', '127.0.0.1', '--admin-port', String(ports[7 + i])], config.cpuProf, config.clusterNodeFlags),
   );
   const gatewayPort = ports[6];
-  children.push(spawnMq('gateway', ['gateway', '--members', peers, '--port', String(gatewayPort), '--host', '127.0.0.1'], config.cpuProf));
+  children.push(spawnMq('gateway', ['gateway', '--members', peers, '--port', String(gatewayPort), '--host', '127.0.0.1'], config.cpuProf, config.clusterNodeFlags));
   try {
     for (let i = 0; i < 3; i += 1) await waitReady(`http://127.0.0.1:${ports[3 + i]}/readyz`, children);
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, children);
@@ -156,7 +162,8 @@ async function startCluster(config) {
     await deploymentOf(dir, children, gatewayPort, '', config.keep).stop();
     throw error;
   }
-  return deploymentOf(dir, children, gatewayPort, 'three members behind a gateway, each write fsynced on a majority', config.keep);
+  const flags = config.clusterNodeFlags.length > 0 ? config.clusterNodeFlags.join(' ') : "V8's defaults";
+  return deploymentOf(dir, children, gatewayPort, `three members behind a gateway, each write fsynced on a majority; node flags: ${flags}`, config.keep);
 }
 
 async function startServe(config) {
@@ -481,6 +488,16 @@ function report({ machine, command, config, runs }) {
 
 function parallel(count, task) {
   return Promise.all(Array.from({ length: count }, () => task()));
+}
+
+/** `--node-flags`: absent means the co-located flags, `none` means none, else a comma list. */
+function nodeFlagsOf(raw) {
+  if (raw === undefined) return COLOCATED_NODE_FLAGS;
+  if (raw === 'none') return [];
+  if (raw === true || !String(raw).split(',').every((flag) => /^--[a-z0-9-]+(=[^\s,]+)?$/.test(flag))) {
+    throw new Error('--node-flags takes none or a comma-separated list of --flag[=value]');
+  }
+  return String(raw).split(',');
 }
 
 function intFlag(flags, name, fallback, min, max) {

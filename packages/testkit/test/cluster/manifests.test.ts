@@ -58,6 +58,13 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('runs the built CLI with the node flags of co-located processes, as npm run cluster does', async () => {
+    const { COLOCATED_NODE_FLAGS } = await import('../../../../scripts/colocated-node-flags.mjs');
+    for (const name of [...memberNames, 'gateway']) {
+      expect(services[name]!['entrypoint'], name).toEqual(['node', ...COLOCATED_NODE_FLAGS, 'packages/cli/dist/main.js']);
+    }
+  });
+
   it('gives each member a valid command line, its own id, the others as peers and a data volume', () => {
     const ids = new Set<string>();
     for (const name of memberNames) {
