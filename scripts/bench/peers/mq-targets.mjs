@@ -1,7 +1,9 @@
 // The three mq targets as processes: `mq local` (memory), `mq serve` (one durable member) and a
-// three-member cluster with a standalone gateway. Each start() spawns tracked children, waits
+// three-member cluster with a standalone gateway (its four processes with the node flags
+// `npm run cluster` gives co-located processes). Each start() spawns tracked children, waits
 // until the API answers, and resolves the connection the load generator needs.
 import { fileURLToPath } from 'node:url';
+import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
 import { spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
@@ -94,13 +96,13 @@ export function mqClusterTarget(options = {}) {
       for (const [i, id] of ids.entries()) {
         const child = spawnMq(
           ['member', '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
-          profArgs(options),
+          [...COLOCATED_NODE_FLAGS, ...profArgs(options)],
           { MQ_ADMIN_TOKEN: token },
         );
         members.push({ id, child, port: undefined });
       }
       for (const m of members) m.port = await listeningPort(m.child);
-      gateway = spawnMq(['gateway', '--members', peers, '--port', '0', '--host', '127.0.0.1'], profArgs(options));
+      gateway = spawnMq(['gateway', '--members', peers, '--port', '0', '--host', '127.0.0.1'], [...COLOCATED_NODE_FLAGS, ...profArgs(options)]);
       const port = await listeningPort(gateway);
       await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
       return { kind: 'mq-http', port, apiKey: await benchApiKey(adminPorts[0], token) };
