@@ -7,7 +7,13 @@
 // the host at once: long polls answer null, later calls answer unavailable, proposals in flight
 // get their errors from Raft. Primary-local engine state is rebuilt by the next opening.
 
-import { type ApplyResult, type MqError, type Plan, SpoolEngine, type SnapshotWriter } from '@mq/engine';
+import {
+  type ApplyResult,
+  type MqError,
+  type Plan,
+  SpoolEngine,
+  type SnapshotWriter,
+} from '@mq/engine';
 import {
   type AppliedEntry,
   type GroupRouter,

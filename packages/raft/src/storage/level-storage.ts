@@ -174,7 +174,7 @@ class LevelGroupStorage implements GroupStorage {
   private lastHardState: HardState = EMPTY_HARD_STATE;
   /** Settles when every snapshot record asked for so far is staged (never rejects). */
   private recordChain: Promise<void> = Promise.resolve();
-  /** Settles when the entries of every durable snapshot record so far are dropped (never rejects). */
+  /** Settles when the entries of every durable snapshot record so far are dropped (no reject). */
   private dropChain: Promise<void> = Promise.resolve();
 
   constructor(

@@ -9,7 +9,16 @@
 // snapshot holds the event loop for tens of milliseconds.
 
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  unlink,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GroupId } from '../types.js';
 import { crc32c, crc32cUpdate } from './crc32c.js';
@@ -30,7 +39,12 @@ export async function syncDirectory(path: string): Promise<void> {
 }
 
 /** Writes `data[start, end)` at file position `start`, however many calls it takes. */
-async function writeRange(handle: FileHandle, data: Uint8Array, start: number, end: number): Promise<void> {
+async function writeRange(
+  handle: FileHandle,
+  data: Uint8Array,
+  start: number,
+  end: number,
+): Promise<void> {
   let at = start;
   while (at < end) {
     const { bytesWritten } = await handle.write(data, at, end - at, at);
