@@ -7,68 +7,7 @@
 import type { AccountWatchStats, MemberMetrics, RemoteServiceMetrics } from '@mq/gateway';
 import type { MemberStatus, SpoolReplicaStatus } from '@mq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
-
-type Labels = Readonly<Record<string, string>>;
-type MetricType = 'gauge' | 'counter';
-
-/** A label value escaped as the text format requires (backslash, quote, newline). */
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function sample(name: string, labels: Labels, value: number | boolean): string {
-  const pairs = Object.entries(labels).map(([key, text]) => `${key}="${escapeLabel(text)}"`);
-  const shown = typeof value === 'boolean' ? (value ? 1 : 0) : value;
-  return pairs.length === 0 ? `${name} ${shown}` : `${name}{${pairs.join(',')}} ${shown}`;
-}
-
-/** Collects metric families: HELP, TYPE, then the samples of each. */
-class Families {
-  private readonly lines: string[] = [];
-
-  /** One family whose samples come from `rows`: labels and value of each. */
-  add<Row>(
-    name: string,
-    type: MetricType,
-    help: string,
-    rows: readonly Row[],
-    of: (row: Row) => readonly [Labels, number | boolean] | null,
-  ): void {
-    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const row of rows) {
-      const point = of(row);
-      if (point !== null) this.lines.push(sample(name, point[0], point[1]));
-    }
-  }
-
-  /**
-   * One histogram: cumulative `_bucket` samples for each upper bound and `+Inf`, then `_sum` and
-   * `_count`. `counts[i]` counts observations in (bounds[i-1], bounds[i]] (not cumulative); the
-   * last count, past the last bound, goes to `+Inf` only.
-   */
-  histogram(
-    name: string,
-    help: string,
-    labels: Labels,
-    bounds: readonly number[],
-    counts: readonly number[],
-    sum: number,
-  ): void {
-    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
-    let cumulative = 0;
-    for (const [i, bound] of bounds.entries()) {
-      cumulative += counts[i] ?? 0;
-      this.lines.push(sample(`${name}_bucket`, { ...labels, le: String(bound) }, cumulative));
-    }
-    for (let i = bounds.length; i < counts.length; i++) cumulative += counts[i] ?? 0;
-    this.lines.push(sample(`${name}_bucket`, { ...labels, le: '+Inf' }, cumulative));
-    this.lines.push(sample(`${name}_sum`, labels, sum), sample(`${name}_count`, labels, cumulative));
-  }
-
-  text(): string {
-    return this.lines.length === 0 ? '' : `${this.lines.join('\n')}\n`;
-  }
-}
+import { Families, type Labels, type MetricType } from './prometheus-text.js';
 
 interface GroupRow {
   readonly group: string;

@@ -20,6 +20,7 @@ import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
+import { RuntimeMetrics } from '../runtime-metrics.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -94,6 +95,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
   });
   let server: RunningServer | undefined;
   let admin: RunningServer | undefined;
+  const runtime = new RuntimeMetrics();
   try {
     const token = await loadAdminToken(options);
     await member.ready(SERVE_READY_TIMEOUT_MS);
@@ -108,10 +110,12 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
-        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()),
+        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()) +
+        runtime.render(),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
+    runtime.stop();
     await admin?.close();
     await member.close();
     throw error;
@@ -123,7 +127,8 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     (closing ??= api
       .close()
       .finally(() => adminServer.close())
-      .finally(() => member.close()));
+      .finally(() => member.close())
+      .finally(() => runtime.stop()));
   const { host, port } = api;
   return { host, port, baseUrl: apiBaseUrl(host, port), member, adminPort: admin.port, close };
 }

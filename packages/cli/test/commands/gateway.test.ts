@@ -35,6 +35,7 @@ describe('startGateway', () => {
       const metrics = await (await fetch(`${root}/metrics`)).text();
       expect(metrics).toContain('mq_gateway_member_link_ready{member="n1"} 0');
       expect(metrics).toContain('mq_gateway_requests_total');
+      expect(metrics).toContain('# TYPE mq_process_gc_pause_seconds histogram');
     } finally {
       await gateway.close();
     }

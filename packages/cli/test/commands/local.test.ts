@@ -40,6 +40,9 @@ describe('startLocal', () => {
       expect(created.status).toBe(201);
       const unauthenticated = await fetch(`${handle.baseUrl}/spools/default`);
       expect(unauthenticated.status).toBe(401);
+      const metrics = await (await fetch(handle.baseUrl.replace(/\/v1$/, '/metrics'))).text();
+      expect(metrics).toContain('# TYPE mq_process_event_loop_lag_seconds histogram');
+      expect(metrics).toContain('mq_process_gc_pause_seconds_bucket{kind="major",le="+Inf"}');
     } finally {
       await handle.close();
     }

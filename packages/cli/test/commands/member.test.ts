@@ -89,6 +89,7 @@ describe('startMember (three in one process)', () => {
       await expect.poll(async () => (await fetch(`${root}/readyz`)).status, { timeout: 20_000 }).toBe(200);
       const metrics = await (await fetch(`${root}/metrics`)).text();
       expect(metrics).toContain(`mq_member_ready{member="${handle.member.id}"} 1`);
+      expect(metrics).toContain('# TYPE mq_process_event_loop_lag_seconds histogram');
       expect(metrics).toMatch(/mq_member_raft_role\{member="n\d",group="meta",role="(leader|follower)"\} 1/);
     }
     // An account made through one member's admin backend; its key works through every member.

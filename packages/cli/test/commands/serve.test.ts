@@ -173,6 +173,8 @@ describe('mq serve', () => {
     expect((await fetch(`${baseUrl}/spools/default`, { headers: { authorization: `Bearer ${key.key}` } })).status).toBe(200);
     const metrics = await (await fetch(baseUrl.replace(/\/v1$/, '/metrics'))).text();
     expect(metrics).toContain('mq_member_spool_serving{member="n1",spool="default"');
+    expect(metrics).toContain('# TYPE mq_process_event_loop_lag_seconds histogram');
+    expect(metrics).toContain('# TYPE mq_process_gc_pause_seconds histogram');
     c.shutdown.abort();
     expect(await running).toBe(0);
     expect(c.logs.some((record) => record['msg'] === 'mq serve stopped')).toBe(true);
