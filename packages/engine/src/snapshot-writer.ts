@@ -43,13 +43,13 @@ interface CapturedQueue {
   readonly messages: readonly Message[];
 }
 
-/** The replicated fields of a message as they were when the writer began. */
-interface Preserved {
+/** The replicated fields of a message that commands change (a Message has them too). */
+interface ReplicatedFields {
   readonly visibleAtMs: number;
   readonly retentionStartMs: number;
   readonly retries: number;
   readonly gen: number;
-  readonly failed: boolean;
+  readonly where: Where;
   readonly payload: Uint8Array;
 }
 
@@ -64,7 +64,7 @@ export class SnapshotWriter implements MessageGuard {
   private readonly writer: ByteWriter;
   private readonly queues: CapturedQueue[] = [];
   private readonly queueIndex = new Map<Queue, number>();
-  private readonly preserved = new Map<Message, Preserved>();
+  private readonly preserved = new Map<Message, ReplicatedFields>();
   /** Messages from this seq on were sent after the start: not in the snapshot. */
   private readonly seqEnd: number;
   /** The queue being encoded. */
@@ -138,7 +138,7 @@ export class SnapshotWriter implements MessageGuard {
       retentionStartMs: message.retentionStartMs,
       retries: message.retries,
       gen: message.gen,
-      failed: message.where === Where.Failed,
+      where: message.where,
       payload: message.payload,
     });
   }
@@ -194,24 +194,16 @@ export class SnapshotWriter implements MessageGuard {
   private writeMessage(message: Message): number {
     const writer = this.writer;
     const kept = this.preserved.get(message);
+    if (kept !== undefined) this.preserved.delete(message);
+    const fields: ReplicatedFields = kept ?? message;
     writer.f64(message.seq);
     writer.f64(message.createdAtMs);
-    if (kept === undefined) {
-      writer.f64(message.visibleAtMs);
-      writer.f64(message.retentionStartMs);
-      writer.u32(message.retries);
-      writer.u32(message.gen);
-      writer.u8(message.where === Where.Failed ? FLAG_FAILED : 0);
-      writer.bytes(message.payload);
-      return MESSAGE_RECORD_BYTES + message.payload.byteLength;
-    }
-    this.preserved.delete(message);
-    writer.f64(kept.visibleAtMs);
-    writer.f64(kept.retentionStartMs);
-    writer.u32(kept.retries);
-    writer.u32(kept.gen);
-    writer.u8(kept.failed ? FLAG_FAILED : 0);
-    writer.bytes(kept.payload);
-    return MESSAGE_RECORD_BYTES + kept.payload.byteLength;
+    writer.f64(fields.visibleAtMs);
+    writer.f64(fields.retentionStartMs);
+    writer.u32(fields.retries);
+    writer.u32(fields.gen);
+    writer.u8(fields.where === Where.Failed ? FLAG_FAILED : 0);
+    writer.bytes(fields.payload);
+    return MESSAGE_RECORD_BYTES + fields.payload.byteLength;
   }
 }

@@ -533,10 +533,9 @@ export class RaftNode {
   /**
    * Takes the finished snapshot at the index where it began; entries applied since stay in the
    * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
-   * is newer than the latest snapshot; the check keeps a stale one from ever replacing it.
+   * is newer than the latest snapshot (the core asserts it).
    */
   private finishSnapshotWork(index: number, data: Uint8Array): void {
-    if (index <= this.lastSnapshotIndex) return;
     this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
   }
 

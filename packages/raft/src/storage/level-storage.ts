@@ -192,9 +192,7 @@ class LevelGroupStorage implements GroupStorage {
    */
   load(): Promise<RestoredState> {
     return this.held(async () => {
-      await this.recordChain;
-      await this.context.commit.barrier();
-      await this.dropChain;
+      await this.settled();
       const { db, files } = this.context;
       const [hardStateValue, snapshotValue, registryValue] = await db.getMany([
         this.keys.hardState,
@@ -279,9 +277,7 @@ class LevelGroupStorage implements GroupStorage {
   /** Deletes every record and snapshot file of the group, durably. The handle stays usable. */
   destroy(): Promise<void> {
     return this.held(async () => {
-      await this.recordChain;
-      await this.context.commit.barrier();
-      await this.dropChain;
+      await this.settled();
       const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
       const keys = await this.context.db.keys(range).all();
       keys.push(this.keys.registry);
@@ -302,6 +298,13 @@ class LevelGroupStorage implements GroupStorage {
   /** Settles once the entries covered by every staged snapshot record are dropped (or failed). */
   coveredDropped(): Promise<void> {
     return this.dropChain;
+  }
+
+  /** Waits until every write of the group asked for so far is durable and every drop is done. */
+  private async settled(): Promise<void> {
+    await this.recordChain;
+    await this.context.commit.barrier();
+    await this.dropChain;
   }
 
   /**

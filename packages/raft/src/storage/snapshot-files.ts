@@ -82,7 +82,7 @@ export class SnapshotFiles {
         const end = Math.min(data.length, start + SNAPSHOT_SYNC_CHUNK_BYTES);
         crc = crc32cUpdate(crc, data, start, end);
         await writeRange(handle, data, start, end);
-        await handle.datasync();
+        if (end < data.length) await handle.datasync(); // the last chunk goes with the sync
       }
       await handle.sync();
     } finally {
