@@ -45,7 +45,6 @@ export {
 } from './cluster-options.js';
 export type { Env, HttpListen } from './cluster-options.js';
 export { renderMemberMetrics, renderRemoteMetrics } from './status-metrics.js';
-export { RuntimeMetrics } from './runtime-metrics.js';
 export { adminCommand, adminRequest, parseAdminArgs, ADMIN_URL_DEFAULT } from './commands/admin.js';
 export {
   adminListenOf,

@@ -4,10 +4,16 @@
 // Appended to the gateway's own /metrics through `metricsExtra`. Labels come from member ids and
 // spool names, both bounded by the cluster's shape.
 
-import type { AccountWatchStats, MemberMetrics, RemoteServiceMetrics } from '@mq/gateway';
+import {
+  type AccountWatchStats,
+  Families,
+  type Labels,
+  type MemberMetrics,
+  type MetricType,
+  type RemoteServiceMetrics,
+} from '@mq/gateway';
 import type { MemberStatus, SpoolReplicaStatus } from '@mq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
-import { Families, type Labels, type MetricType } from './prometheus-text.js';
 
 interface GroupRow {
   readonly group: string;

@@ -2,6 +2,7 @@ export { createGatewayApp } from './app.js';
 export type { GatewayOptions, LogContext, RequestLogEntry } from './options.js';
 export { MESSAGE_SIZE_MAX_BYTES_DEFAULT } from './options.js';
 export { startHttpServer, type RunningServer, type ServerOptions } from './server.js';
+export { Families, type HistogramSeries, type Labels, type MetricType } from './prometheus-text.js';
 export { fingerprintOf } from './dedup.js';
 export { parseDurationMs } from './duration.js';
 // The member protocol (proto/member.proto): the gateway's remote SpoolService, and the wire

@@ -17,6 +17,7 @@ import {
   REQUEST_TIMEOUT_MS,
   type GatewayOptions,
 } from './options.js';
+import { RuntimeMetrics } from './runtime-metrics.js';
 
 export interface RunningServer {
   readonly port: number;
@@ -105,7 +106,8 @@ export function createBoundedServer(
  * Starts the gateway over `service` on `options.host`:`options.port` and resolves once it is
  * listening, with the bound port (the ephemeral one for port 0). Rejects with the listen error
  * (EADDRINUSE...). `options.shutdownSignal`, when given, also triggers the graceful close of
- * long polls (the server itself closes only through `close()`).
+ * long polls (the server itself closes only through `close()`). Its /metrics also carries the
+ * process's event loop lag and GC pauses (runtime-metrics.ts), ahead of `options.metricsExtra`.
  */
 export async function startHttpServer(
   service: SpoolService,
@@ -116,19 +118,30 @@ export async function startHttpServer(
   const external = options.shutdownSignal;
   if (external?.aborted === true) shutdown.abort();
   external?.addEventListener('abort', () => shutdown.abort(), { once: true });
-  const app = createGatewayApp(service, { ...options, shutdownSignal: shutdown.signal });
+  const runtime = new RuntimeMetrics();
+  const extra = options.metricsExtra;
+  const app = createGatewayApp(service, {
+    ...options,
+    shutdownSignal: shutdown.signal,
+    metricsExtra: () => runtime.render() + (extra?.() ?? ''),
+  });
   const server = createBoundedServer(app.fetch);
   // Header count is bounded by HEADER_MAX_BYTES; a count limit would drop headers silently,
   // hiding repeated or unknown Svc-* headers from validation.
   server.maxHeadersCount = 0;
   server.maxConnections = CONNECTIONS_MAX;
   server.on('clientError', answerClientError);
-  await listen(server, options.port ?? 8080, host);
+  try {
+    await listen(server, options.port ?? 8080, host);
+  } catch (error) {
+    runtime.stop();
+    throw error;
+  }
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
   return {
     port,
     host,
-    close: () => (closing ??= closeGracefully(server, shutdown)),
+    close: () => (closing ??= closeGracefully(server, shutdown).finally(() => runtime.stop())),
   };
 }

@@ -82,6 +82,16 @@ describe('startHttpServer', () => {
     expect(response.status).toBe(200);
   });
 
+  it('serves the process runtime metrics on /metrics, then what the caller adds', async () => {
+    server = await startHttpServer(new FakeService(), { port: 0, metricsExtra: () => 'mq_extra 1\n' });
+    const text = (await request(server.port, 'GET', '/metrics')).body.toString('utf8');
+    const lag = text.indexOf('# TYPE mq_process_event_loop_lag_seconds histogram');
+    const gc = text.indexOf('# TYPE mq_process_gc_pause_seconds histogram');
+    expect(lag).toBeGreaterThanOrEqual(0);
+    expect(gc).toBeGreaterThan(lag);
+    expect(text.indexOf('mq_extra 1\n')).toBeGreaterThan(gc);
+  });
+
   it('keeps idle connections open longer than a load balancer does, and says so', async () => {
     const { port } = await start(new FakeService());
     const answer = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n');

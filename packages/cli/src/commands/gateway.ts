@@ -25,7 +25,6 @@ import { gatewayLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
-import { RuntimeMetrics } from '../runtime-metrics.js';
 
 export interface GatewayCommandOptions extends HttpListen {
   /** Member id -> gRPC address. */
@@ -127,20 +126,16 @@ export async function startGateway(
     onError: (error) => logger?.warn({ err: error }, 'accounts table refused'),
   });
   let server: RunningServer;
-  const runtime = new RuntimeMetrics();
   try {
     server = await startHttpServer(service, {
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
-        renderRemoteMetrics(service.metrics()) +
-        renderAccountMetrics(accounts.stats()) +
-        runtime.render(),
+        renderRemoteMetrics(service.metrics()) + renderAccountMetrics(accounts.stats()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
-    runtime.stop();
     accounts.close();
     await service.close();
     throw error;
@@ -150,8 +145,7 @@ export async function startGateway(
     (closing ??= server
       .close()
       .finally(() => accounts.close())
-      .finally(() => service.close())
-      .finally(() => runtime.stop()));
+      .finally(() => service.close()));
   const { host, port } = server;
   return { service, accounts, host, port, baseUrl: apiBaseUrl(host, port), close };
 }

@@ -6,7 +6,6 @@ import { createLocalService } from '@mq/member';
 import { parseFlags, parseHost, parsePort } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
-import { RuntimeMetrics } from '../runtime-metrics.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
@@ -84,27 +83,19 @@ export async function startLocal(options: LocalOptions, logger?: Logger): Promis
           logger.error({ err: error, ...context }, 'internal error');
         };
   let server: RunningServer;
-  const runtime = new RuntimeMetrics();
   try {
     server = await startHttpServer(service, {
       host: options.host,
       port: options.port,
-      metricsExtra: () => runtime.render(),
       ...(logError === undefined ? {} : { logError }),
     });
   } catch (error) {
-    runtime.stop();
     await service.close();
     throw error;
   }
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    const stopping =
-      closing ??
-      server
-        .close()
-        .finally(() => service.close())
-        .finally(() => runtime.stop());
+    const stopping = closing ?? server.close().finally(() => service.close());
     closing = stopping;
     return stopping;
   };

@@ -32,7 +32,6 @@ import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { UsageError } from '../usage-error.js';
 import { renderMemberMetrics, renderRemoteMetrics } from '../status-metrics.js';
-import { RuntimeMetrics } from '../runtime-metrics.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -176,7 +175,6 @@ export async function startMember(
   );
   let server: RunningServer | undefined;
   let admin: RunningServer | undefined;
-  const runtime = new RuntimeMetrics();
   try {
     const token = await loadAdminToken(options);
     const directory = memberDirectory(member);
@@ -191,12 +189,10 @@ export async function startMember(
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
         renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()) +
-        renderRemoteMetrics(gateway.metrics()) +
-        runtime.render(),
+        renderRemoteMetrics(gateway.metrics()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
-    runtime.stop();
     await admin?.close();
     await gateway.close();
     await member.close();
@@ -210,8 +206,7 @@ export async function startMember(
       .close()
       .finally(() => adminServer.close())
       .finally(() => gateway.close())
-      .finally(() => member.close())
-      .finally(() => runtime.stop()));
+      .finally(() => member.close()));
   const ready = untilReady(member, () => closing !== undefined, logger);
   const { host, port } = api;
   const baseUrl = apiBaseUrl(host, port);

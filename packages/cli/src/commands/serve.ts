@@ -20,7 +20,6 @@ import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
-import { RuntimeMetrics } from '../runtime-metrics.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -95,7 +94,6 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
   });
   let server: RunningServer | undefined;
   let admin: RunningServer | undefined;
-  const runtime = new RuntimeMetrics();
   try {
     const token = await loadAdminToken(options);
     await member.ready(SERVE_READY_TIMEOUT_MS);
@@ -110,12 +108,10 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
-        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()) +
-        runtime.render(),
+        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
-    runtime.stop();
     await admin?.close();
     await member.close();
     throw error;
@@ -127,8 +123,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     (closing ??= api
       .close()
       .finally(() => adminServer.close())
-      .finally(() => member.close())
-      .finally(() => runtime.stop()));
+      .finally(() => member.close()));
   const { host, port } = api;
   return { host, port, baseUrl: apiBaseUrl(host, port), member, adminPort: admin.port, close };
 }

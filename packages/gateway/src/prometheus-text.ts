@@ -1,5 +1,6 @@
-// The Prometheus text format: metric families (HELP, TYPE, samples) and histograms, for the
-// metrics a process appends to its gateway's /metrics.
+// The Prometheus text format: metric families (HELP, TYPE, samples) and histograms, for what a
+// process adds to its gateway's /metrics (runtime-metrics.ts, and the mq command's member and
+// link metrics).
 
 export type Labels = Readonly<Record<string, string>>;
 export type MetricType = 'gauge' | 'counter';
