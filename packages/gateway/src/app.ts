@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { MqError, type SpoolService } from '@mq/engine';
 import { authenticateRequest } from './auth.js';
 import { errorResponse, mqErrorResponse } from './error-response.js';
+import { CONSOLE_PATH, consoleResponse } from './console/console-routes.js';
 import { sharedMatchGuard } from './match-guard.js';
 import { LongPolls } from './long-polls.js';
 import { GatewayMetrics } from './metrics.js';
@@ -126,6 +127,12 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
     if (resolved.shutdownSignal?.aborted === true) c.res.headers.set('connection', 'close');
   });
   registerProbes(app, deps);
+  const serveConsole = (c: GatewayContext): Response => {
+    c.set('operation', 'console');
+    return consoleResponse(c.req.method, c.req.path, 'public');
+  };
+  app.all(CONSOLE_PATH, serveConsole);
+  app.all(`${CONSOLE_PATH}/*`, serveConsole);
   for (const route of ROUTES) {
     const allowed = Object.keys(route.methods);
     app.all(route.path, (c) => {

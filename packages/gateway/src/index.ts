@@ -76,3 +76,14 @@ export {
   ADMIN_HOST_DEFAULT,
   ADMIN_PORT_DEFAULT,
 } from './admin/admin-server.js';
+// The web console (/console/ on the public and admin listeners) and per-queue metrics.
+export { CONSOLE_CSP, CONSOLE_FILES } from './console/console-assets.js';
+export { CONSOLE_PATH, consoleResponse, type ConsoleListener } from './console/console-routes.js';
+export {
+  QUEUE_SERIES_MAX,
+  renderQueueMetrics,
+  renderQueueSamples,
+  sampleQueues,
+  spoolLabels,
+  type QueueSample,
+} from './queue-metrics.js';

@@ -12,6 +12,7 @@ import {
 } from '@mq/gateway';
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
+import { memberConsoleOptions } from '../console-status.js';
 import type { SpoolService } from '@mq/engine';
 import { Member, memberServiceRegistration } from '@mq/member';
 import { parseFlags } from '../args.js';
@@ -182,6 +183,7 @@ export async function startMember(
       token,
       host: options.adminHost,
       port: options.adminPort,
+      ...memberConsoleOptions(member),
     });
     server = await startHttpServer(gateway, {
       host: options.host,

@@ -20,6 +20,7 @@ import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
+import { memberConsoleOptions } from '../console-status.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -102,6 +103,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       token,
       host: options.adminHost,
       port: options.adminPort,
+      ...memberConsoleOptions(member),
     });
     server = await startHttpServer(member.service, {
       host: options.host,

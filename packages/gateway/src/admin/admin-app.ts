@@ -14,6 +14,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { MqError } from '@mq/engine';
 import { bearerKey } from '../auth.js';
+import { CONSOLE_PATH, consoleResponse } from '../console/console-routes.js';
 import { errorResponse, mqErrorResponse } from '../error-response.js';
 import { jsonResponse } from '../responses.js';
 import type { AdminAccountState, AdminBackend, AdminPlan } from './admin-backend.js';
@@ -40,6 +41,13 @@ export interface AdminAppOptions {
   /** The admin token (>= ADMIN_TOKEN_CHARS_MIN characters). */
   readonly token: string;
   readonly logError?: (error: unknown) => void;
+  /**
+   * This process's labelled metrics (per-queue depth and age, account and spool labels), served
+   * at GET /metrics on the admin listener behind the admin token; absent: no /metrics here.
+   */
+  readonly metrics?: () => Promise<string>;
+  /** This member's groups and storage latency for the console's cluster page (JSON). */
+  readonly memberStatus?: () => object;
 }
 
 function sha256(text: string): Buffer {
@@ -105,11 +113,14 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
   }
   const tokenHash = sha256(options.token);
   const app = new Hono();
-  app.use('/admin/*', async (c, next) => {
-    const presented = sha256(bearerKey(c.req.header('authorization')));
+  const checkToken = (authorization: string | undefined): void => {
+    const presented = sha256(bearerKey(authorization));
     if (!timingSafeEqual(presented, tokenHash)) {
       throw new MqError('unauthenticated', 'the admin token is not recognized');
     }
+  };
+  app.use('/admin/*', async (c, next) => {
+    checkToken(c.req.header('authorization'));
     await next();
   });
   const base = '/admin/v1';
@@ -203,6 +214,7 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     return jsonResponse(200, await backend.removeMember(c.req.param('id'), options));
   });
   app.get('/healthz', () => jsonResponse(200, { status: 'ok' }));
+  registerConsoleHooks(app, options, checkToken);
   app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such admin path')));
   app.onError((error) =>
     errorResponse(error, (unexpected) =>
@@ -210,4 +222,28 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     ),
   );
   return app;
+}
+
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** The console's files, /admin/v1/member-status and /metrics (the latter two behind the token). */
+function registerConsoleHooks(
+  app: Hono,
+  options: AdminAppOptions,
+  checkToken: (authorization: string | undefined) => void,
+): void {
+  const serveConsole = (c: Context): Response => consoleResponse(c.req.method, c.req.path, 'admin');
+  app.all(CONSOLE_PATH, serveConsole);
+  app.all(`${CONSOLE_PATH}/*`, serveConsole);
+  const status = options.memberStatus;
+  if (status !== undefined) {
+    app.get('/admin/v1/member-status', () => jsonResponse(200, status()));
+  }
+  const metrics = options.metrics;
+  if (metrics !== undefined) {
+    app.get('/metrics', async (c) => {
+      checkToken(c.req.header('authorization'));
+      return new Response(await metrics(), { headers: { 'content-type': PROMETHEUS_TEXT } });
+    });
+  }
 }

@@ -1,0 +1,79 @@
+// Recover or discard every failed message of a queue through the interface's own calls: list a
+// page of failed messages with handles, then recover (or discard) each by its handle. Stoppable
+// between messages and resumable; a handle answering 410 was moved by someone else meanwhile.
+
+import { ApiError, call, enc, json } from './api.js';
+
+const PAGE = 100;
+
+export class BulkAction {
+  /**
+   * `action` is 'recover' or 'discard'; `onProgress({ done, skipped, total, running, error })` is
+   * called after every message and when the run ends.
+   */
+  constructor(credential, spool, queue, action, total, onProgress) {
+    this.credential = credential;
+    this.spool = spool;
+    this.queue = queue;
+    this.action = action;
+    this.total = total;
+    this.onProgress = onProgress;
+    this.done = 0;
+    this.skipped = 0;
+    this.running = false;
+    this.stopAsked = false;
+    this.error = null;
+  }
+
+  report() {
+    const { done, skipped, total, running, error } = this;
+    this.onProgress({ done, skipped, total: Math.max(total, done + skipped), running, error });
+  }
+
+  stop() {
+    this.stopAsked = true;
+  }
+
+  /** Runs until no failed message is left, stop() is called, or a call fails. */
+  async start() {
+    if (this.running) return;
+    this.running = true;
+    this.stopAsked = false;
+    this.error = null;
+    this.report();
+    try {
+      await this.run();
+    } catch (error) {
+      this.error = error instanceof Error ? error.message : String(error);
+    } finally {
+      this.running = false;
+      this.report();
+    }
+  }
+
+  async run() {
+    const base = `/v1/spools/${enc(this.spool)}`;
+    const list = `${base}/queues/${enc(this.queue)}/messages?state=failed&handle=true&limit=${PAGE}`;
+    while (!this.stopAsked) {
+      const page = await json(this.credential, 'GET', list);
+      if (page.items.length === 0) return;
+      let moved = 0;
+      for (const item of page.items) {
+        if (this.stopAsked) return;
+        try {
+          await call(this.credential, 'POST', `${base}/${this.action}`, {
+            headers: { 'svc-handle': item.handle },
+          });
+          this.done += 1;
+          moved += 1;
+        } catch (error) {
+          if (!(error instanceof ApiError) || error.status !== 410) throw error;
+          this.skipped += 1;
+        }
+        this.report();
+      }
+      // A page where nothing moved would be listed again forever.
+      if (moved === 0) return;
+    }
+  }
+}

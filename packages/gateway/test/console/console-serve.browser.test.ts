@@ -1,0 +1,153 @@
+// The console in Chromium against a real `mq serve`: sign in (a mistyped key gets a clear
+// message), the queues page, a queue's page, peek, a test send, and a bulk redrive of N failed
+// messages that is stopped half way and resumed. No console errors on any page.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { ServeProcess, ensureCliBuilt } from '@mq/testkit';
+import { collectErrors, launchChromium, screenshot } from './browser.js';
+
+const START_TIMEOUT_MS = 180_000;
+const FAILED = 12;
+const STOP_AFTER = 5;
+const QUEUE = 'jobs';
+/** The one error a refused sign-in leaves: Chromium reports the 401 of the check. */
+const REFUSED_KEY_ERROR = /Failed to load resource: the server responded with a status of 401/;
+
+let serve: ServeProcess | undefined;
+let browser: Browser | undefined;
+let apiKey = '';
+
+function root(): string {
+  return new URL('/', serve!.baseUrl).toString();
+}
+
+async function api(method: string, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = { authorization: `Bearer ${apiKey}`, ...(init.headers ?? {}) };
+  const response = await fetch(`${serve!.baseUrl}/spools/default${path}`, { ...init, method, headers });
+  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return response;
+}
+
+/** N messages in `jobs`, each received and failed: the failure queue holds N. */
+async function failMessages(count: number): Promise<void> {
+  await api('PUT', `/queues/${QUEUE}`, {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ maxRetries: 0 }),
+  });
+  for (let i = 0; i < count; i++) {
+    await api('POST', `/queues/${QUEUE}/send`, { body: JSON.stringify({ order: i }) });
+    const delivery = await api('POST', `/queues/${QUEUE}/recv?waitSeconds=0`);
+    await delivery.arrayBuffer();
+    await api('POST', '/fail', { headers: { 'svc-lease': delivery.headers.get('svc-lease')! } });
+  }
+}
+
+async function queueCounts(): Promise<{ failed: number; visible: number }> {
+  const stats = (await (await api('GET', `/stats?queue=${QUEUE}`)).json()) as {
+    queues: { items: { stats: { failed: number; visible: number } }[] };
+  };
+  return stats.queues.items[0]!.stats;
+}
+
+async function signIn(page: Page, key: string): Promise<void> {
+  await page.goto(`${root()}console/`);
+  await page.fill('#credential', key);
+  await page.click('#sign-in button[type=submit]');
+}
+
+beforeAll(async () => {
+  await ensureCliBuilt();
+  serve = await ServeProcess.start();
+  apiKey = await serve.apiKey();
+  await failMessages(FAILED);
+  browser = await launchChromium();
+}, START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+}, 60_000);
+
+describe('console on mq serve', () => {
+  it('tells a mistyped key apart, then signs in and shows the queues', async () => {
+    const page = await browser!.newPage();
+    const errors = collectErrors(page);
+    const last = apiKey.at(-1) === 'x' ? 'y' : 'x';
+    await signIn(page, `${apiKey.slice(0, -1)}${last}`);
+    await expect.poll(() => page.textContent('#sign-in-error')).toContain('is not recognized');
+    await screenshot(page, 'sign-in-refused');
+    expect(errors.filter((e) => !REFUSED_KEY_ERROR.test(e))).toEqual([]);
+    errors.length = 0;
+
+    await page.fill('#credential', apiKey);
+    await page.click('#sign-in button[type=submit]');
+    const row = page.locator(`#queues-table tr[data-queue="${QUEUE}"]`);
+    await row.waitFor();
+    expect(await row.locator('td').nth(1).textContent()).toBe(String(FAILED));
+    expect(await page.textContent('#tile-failed .tile-value')).toBe(String(FAILED));
+    await screenshot(page, 'queues');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('redrives every failed message, stopped half way and resumed', async () => {
+    const page = await browser!.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, apiKey);
+    await page.click(`#queues-table a[href="#/queue/${QUEUE}"]`);
+    await expect.poll(() => page.textContent('#queue-failed .tile-value')).toBe(String(FAILED));
+    await page.locator('#failures tbody tr').first().waitFor();
+    await screenshot(page, 'queue-failed');
+
+    // Hold the STOP_AFTER-th recover until Stop is clicked: the run then ends after it.
+    let calls = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached: () => void = () => {};
+    const reachedHold = new Promise<void>((resolve) => (reached = resolve));
+    await page.route('**/v1/spools/default/recover', async (route) => {
+      calls += 1;
+      if (calls === STOP_AFTER) {
+        reached();
+        await held;
+      }
+      await route.continue();
+    });
+    await page.click('#recover-all');
+    await reachedHold;
+    await page.click('.bulk button:text-is("Stop")');
+    release();
+    const status = page.locator('#redrive-status');
+    await expect.poll(() => status.textContent()).toBe(`Recovered ${STOP_AFTER} of ${FAILED}`);
+    expect((await queueCounts()).failed).toBe(FAILED - STOP_AFTER);
+    await screenshot(page, 'redrive-stopped');
+
+    await page.unroute('**/v1/spools/default/recover');
+    await page.click('.bulk button:text-is("Resume")');
+    await expect.poll(() => status.textContent()).toBe(`Recovered ${FAILED} of ${FAILED}`);
+    expect(await queueCounts()).toMatchObject({ failed: 0, visible: FAILED });
+    expect(await page.getAttribute('#redrive-progress', 'value')).toBe(String(FAILED));
+    await screenshot(page, 'redrive-done');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('peeks a payload and sends a test message', async () => {
+    const page = await browser!.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, apiKey);
+    await page.goto(`${root()}console/#/queue/${QUEUE}`);
+    await page.locator('#messages tbody tr button:text-is("Peek")').first().click();
+    await expect.poll(() => page.textContent('#payload')).toContain('"order"');
+    await page.click('.peek-head button:text-is("hex")');
+    await expect.poll(() => page.textContent('#payload')).toMatch(/^00000000 {2}7b 22 6f/);
+    const before = (await queueCounts()).visible;
+    await page.click('#send-form button[type=submit]');
+    await expect.poll(() => page.textContent('#banner')).toContain('Message sent.');
+    expect((await queueCounts()).visible).toBe(before + 1);
+    await screenshot(page, 'queue-peek');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
