@@ -93,3 +93,17 @@ describe('console on a three-member cluster', () => {
     await page.close();
   });
 });
+
+describe('per-queue metrics on a member of the cluster', () => {
+  it('are on the primary admin listener, behind the admin token', async () => {
+    const primary = await cluster!.waitPrimary('default');
+    const url = `${cluster!.admin(cluster!.ids.indexOf(primary)).rootUrl}/metrics`;
+    expect((await fetch(url)).status).toBe(401);
+    const headers = { authorization: `Bearer ${cluster!.adminToken}` };
+    const text = await (await fetch(url, { headers })).text();
+    const labels = `account="${TEST_ACCOUNT}",spool="default",queue="emails"`;
+    expect(text).toContain(`mq_queue_messages{${labels},state="visible"} 0`);
+    expect(text).toContain(`mq_queue_oldest_visible_age_seconds{${labels}} 0`);
+    expect(text).toContain('mq_queue_series_dropped 0');
+  });
+});
