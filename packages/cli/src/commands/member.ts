@@ -13,6 +13,7 @@ import {
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
+import { startOperatorLog } from '../operator-log.js';
 import type { SpoolService } from '@mq/engine';
 import { Member, memberServiceRegistration } from '@mq/member';
 import { parseFlags } from '../args.js';
@@ -170,6 +171,8 @@ export async function startMember(
     join: options.join,
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
   });
+  const stopOperatorLog =
+    logger === undefined ? () => {} : startOperatorLog(() => member.status(), logger);
   const gateway = new MemberGatewayService(
     { members: options.peers, local: { id: options.id, service: member.service } },
     member.service,
@@ -195,6 +198,7 @@ export async function startMember(
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
+    stopOperatorLog();
     await admin?.close();
     await gateway.close();
     await member.close();
@@ -206,6 +210,7 @@ export async function startMember(
   const close = (): Promise<void> =>
     (closing ??= api
       .close()
+      .finally(stopOperatorLog)
       .finally(() => adminServer.close())
       .finally(() => gateway.close())
       .finally(() => member.close()));

@@ -21,6 +21,7 @@ import { renderMemberMetrics } from '../status-metrics.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
+import { startOperatorLog } from '../operator-log.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -93,6 +94,8 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     // Not needed by `mq serve` itself; lets a gateway or a tool reach the member over gRPC.
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
   });
+  const stopOperatorLog =
+    logger === undefined ? () => {} : startOperatorLog(() => member.status(), logger);
   let server: RunningServer | undefined;
   let admin: RunningServer | undefined;
   try {
@@ -114,6 +117,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
+    stopOperatorLog();
     await admin?.close();
     await member.close();
     throw error;
@@ -124,6 +128,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
   const close = (): Promise<void> =>
     (closing ??= api
       .close()
+      .finally(stopOperatorLog)
       .finally(() => adminServer.close())
       .finally(() => member.close()));
   const { host, port } = api;

@@ -2,6 +2,7 @@
 // through the gateway, and on a member's admin listener the cluster, accounts, an account with a
 // new key, and plans pages. No console errors on any page.
 
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ProcessCluster, TEST_ACCOUNT, ensureCliBuilt } from '@mq/testkit';
@@ -105,5 +106,25 @@ describe('per-queue metrics on a member of the cluster', () => {
     expect(text).toContain(`mq_queue_messages{${labels},state="visible"} 0`);
     expect(text).toContain(`mq_queue_oldest_visible_age_seconds{${labels}} 0`);
     expect(text).toContain('mq_queue_series_dropped 0');
+  });
+});
+
+describe('operator log of a cluster member', () => {
+  it('has one line for the new primary of a spool, with the fields to act on', async () => {
+    const primary = await cluster!.waitPrimary('default');
+    const node = cluster!.memberById(primary);
+    const operatorLines = (): Record<string, unknown>[] =>
+      readFileSync(node.logPath, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"log":"operator"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const spool = `${TEST_ACCOUNT}/default`;
+    const isPrimaryLine = (line: Record<string, unknown>): boolean =>
+      line['event'] === 'leader_changed' && line['spool'] === spool && line['to'] === primary;
+    await expect.poll(() => operatorLines().filter(isPrimaryLine).length).toBe(1);
+    const line = operatorLines().find(isPrimaryLine)!;
+    expect(line).toMatchObject({ level: 30, member: primary, role: 'leader' });
+    expect(typeof line['term']).toBe('number');
+    expect(line['msg']).toBe(`spool ${spool} primary is now ${primary} (was ${String(line['from'] ?? 'none')}, term ${String(line['term'])})`);
   });
 });
