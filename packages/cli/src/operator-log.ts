@@ -42,37 +42,50 @@ function what(g: GroupView): string {
   return g.spool === null ? 'metadata group' : `spool ${g.spool}`;
 }
 
+function event(
+  level: OperatorEvent['level'],
+  fields: OperatorEvent['fields'],
+  message: string,
+): OperatorEvent {
+  return { level, fields, message };
+}
+
 function leaderEvents(member: string, before: GroupView, after: GroupView): OperatorEvent[] {
-  const base = { member, group: after.group, spool: after.spool, term: after.term, role: after.role };
-  const leader = after.spool === null ? 'leader' : 'primary';
-  if (before.leaderId !== after.leaderId) {
+  const { group, spool, term, role } = after;
+  const base = { member, group, spool, term, role };
+  const leader = spool === null ? 'leader' : 'primary';
+  const from = before.leaderId;
+  if (from !== after.leaderId) {
     if (after.leaderId === null) {
-      return [{ level: 'warn', fields: { event: 'leader_lost', ...base, from: before.leaderId },
-        message: `${what(after)} lost its ${leader} ${before.leaderId ?? ''} (term ${after.term}); election under way` }];
+      const message = `${what(after)} lost its ${leader} ${from ?? ''} (term ${term})`;
+      return [event('warn', { event: 'leader_lost', ...base, from }, message)];
     }
-    return [{ level: 'info',
-      fields: { event: 'leader_changed', ...base, from: before.leaderId, to: after.leaderId },
-      message: `${what(after)} ${leader} is now ${after.leaderId} (was ${before.leaderId ?? 'none'}, term ${after.term})` }];
+    const to = after.leaderId;
+    const message = `${what(after)} ${leader} is now ${to} (was ${from ?? 'none'}, term ${term})`;
+    return [event('info', { event: 'leader_changed', ...base, from, to }, message)];
   }
-  if (after.term > before.term && after.leaderId !== null) {
-    return [{ level: 'info', fields: { event: 'election', ...base, leader: after.leaderId,
-      previousTerm: before.term },
-      message: `${what(after)} held an election: ${after.leaderId} stays ${leader} (term ${after.term})` }];
+  if (term > before.term && after.leaderId !== null) {
+    const stays = after.leaderId;
+    const fields = { event: 'election', ...base, leader: stays, previousTerm: before.term };
+    const message = `${what(after)} held an election: ${stays} stays ${leader} (term ${term})`;
+    return [event('info', fields, message)];
   }
   return [];
 }
 
 function localEvents(member: string, before: GroupView, after: GroupView): OperatorEvent[] {
   const out: OperatorEvent[] = [];
-  if (before.serving !== after.serving && after.spool !== null) {
-    out.push({ level: 'info', fields: { event: after.serving ? 'primary_opened' : 'primary_closed',
-      member, spool: after.spool, group: after.group, term: after.term },
-      message: `${member} ${after.serving ? 'opened' : 'closed'} spool ${after.spool} as primary` });
+  const { group, spool, term } = after;
+  if (before.serving !== after.serving && spool !== null) {
+    const kind = after.serving ? 'primary_opened' : 'primary_closed';
+    const verb = after.serving ? 'opened' : 'closed';
+    const message = `${member} ${verb} spool ${spool} as primary`;
+    out.push(event('info', { event: kind, member, spool, group, term }, message));
   }
   if (before.failure === null && after.failure !== null) {
-    out.push({ level: 'error', fields: { event: 'replica_failed', member, spool: after.spool,
-      group: after.group, reason: after.failure },
-      message: `replica of ${what(after)} on ${member} stopped: ${after.failure}` });
+    const reason = after.failure;
+    const message = `replica of ${what(after)} on ${member} stopped: ${reason}`;
+    out.push(event('error', { event: 'replica_failed', member, spool, group, reason }, message));
   }
   return out;
 }
@@ -82,15 +95,16 @@ function membershipEvents(before: MemberStatus, after: MemberStatus): OperatorEv
   const was = new Set([...before.meta.config.voters, ...before.meta.config.learners]);
   const now = new Set([...after.meta.config.voters, ...after.meta.config.learners]);
   const voters = after.meta.config.voters;
+  const member = after.id;
   for (const id of now) {
     if (was.has(id)) continue;
-    out.push({ level: 'info', fields: { event: 'member_joined', member: after.id, joined: id, voters },
-      message: `member ${id} joined the cluster (voters ${voters.join(', ')})` });
+    const message = `member ${id} joined the cluster (voters ${voters.join(', ')})`;
+    out.push(event('info', { event: 'member_joined', member, joined: id, voters }, message));
   }
   for (const id of was) {
     if (now.has(id)) continue;
-    out.push({ level: 'info', fields: { event: 'member_left', member: after.id, left: id, voters },
-      message: `member ${id} left the cluster (voters ${voters.join(', ')})` });
+    const message = `member ${id} left the cluster (voters ${voters.join(', ')})`;
+    out.push(event('info', { event: 'member_left', member, left: id, voters }, message));
   }
   return out;
 }

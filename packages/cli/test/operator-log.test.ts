@@ -9,22 +9,29 @@ interface Group {
   readonly failure?: string | null;
 }
 
-function raft(group: string, g: Group, voters: readonly string[] = ['n1', 'n2', 'n3']) {
+const VOTERS = ['n1', 'n2', 'n3'];
+
+function raft(group: string, g: Group, voters: readonly string[]) {
+  const role = g.leaderId === 'n1' ? 'leader' : 'follower';
   return {
-    id: 'n1', group, role: g.leaderId === 'n1' ? 'leader' : 'follower', term: g.term,
-    leaderId: g.leaderId, commitIndex: 0, appliedIndex: 0, lastIndex: 0, snapshotIndex: 0,
-    config: { voters, learners: [] }, progress: {}, proposalsPending: 0,
+    id: 'n1', group, role, term: g.term, leaderId: g.leaderId, commitIndex: 0, appliedIndex: 0,
+    lastIndex: 0, snapshotIndex: 0, config: { voters, learners: [] }, progress: {},
+    proposalsPending: 0,
   };
 }
 
-function status(meta: Group, spools: Record<string, Group>, voters?: readonly string[]): MemberStatus {
+function status(
+  meta: Group,
+  spools: Record<string, Group>,
+  voters: readonly string[] = VOTERS,
+): MemberStatus {
   return {
     id: 'n1',
     initialized: true,
     meta: raft('meta', meta, voters),
     spools: Object.entries(spools).map(([spool, g]) => ({
-      ...raft(`s-${spool}`, g), spool, serving: g.serving ?? false, openings: 0, restores: 0,
-      failure: g.failure ?? null,
+      ...raft(`s-${spool}`, g, voters), spool, serving: g.serving ?? false, openings: 0,
+      restores: 0, failure: g.failure ?? null,
     })),
     depths: [],
   } as unknown as MemberStatus;
@@ -32,24 +39,27 @@ function status(meta: Group, spools: Record<string, Group>, voters?: readonly st
 
 const kinds = (before: MemberStatus, after: MemberStatus) =>
   operatorEvents(before, after).map((e) => [e.level, e.fields['event']]);
+const META = { term: 2, leaderId: 'n2' };
 
 describe('operator log', () => {
   it('says nothing when nothing changed', () => {
-    const s = status({ term: 2, leaderId: 'n2' }, { 'acme/default': { term: 3, leaderId: 'n1' } });
+    const s = status(META, { 'acme/default': { term: 3, leaderId: 'n1' } });
     expect(operatorEvents(s, s)).toEqual([]);
   });
 
   it('logs a primary change once, with from, to and term', () => {
-    const before = status({ term: 2, leaderId: 'n2' }, { 'acme/default': { term: 3, leaderId: 'n2' } });
-    const after = status({ term: 2, leaderId: 'n2' }, { 'acme/default': { term: 4, leaderId: 'n1', serving: true } });
+    const before = status(META, { 'acme/default': { term: 3, leaderId: 'n2' } });
+    const after = status(META, { 'acme/default': { term: 4, leaderId: 'n1', serving: true } });
     const events = operatorEvents(before, after);
     expect(events.map((e) => e.fields['event'])).toEqual(['leader_changed', 'primary_opened']);
-    expect(events[0]!.fields).toMatchObject({ spool: 'acme/default', from: 'n2', to: 'n1', term: 4, member: 'n1' });
+    expect(events[0]!.fields).toMatchObject({
+      spool: 'acme/default', from: 'n2', to: 'n1', term: 4, member: 'n1',
+    });
     expect(events[0]!.message).toBe('spool acme/default primary is now n1 (was n2, term 4)');
   });
 
   it('logs a lost leader as a warning and a re-election of the same leader', () => {
-    const a = status({ term: 2, leaderId: 'n2' }, {});
+    const a = status(META, {});
     const lost = status({ term: 3, leaderId: null }, {});
     const back = status({ term: 4, leaderId: 'n2' }, {});
     expect(kinds(a, lost)).toEqual([['warn', 'leader_lost']]);
@@ -57,15 +67,18 @@ describe('operator log', () => {
     expect(kinds(a, back)).toEqual([['info', 'election']]);
   });
 
-  it('logs members joining and leaving, replicas added and removed, and a failed replica', () => {
-    const before = status({ term: 2, leaderId: 'n2' }, { a: { term: 1, leaderId: 'n2' } }, ['n1', 'n2', 'n3']);
-    const after = status({ term: 2, leaderId: 'n2' }, { b: { term: 1, leaderId: 'n2' } }, ['n1', 'n2', 'n4']);
+  it('logs members joining and leaving, replicas added and removed, a failed replica', () => {
+    const before = status(META, { a: { term: 1, leaderId: 'n2' } });
+    const voters = ['n1', 'n2', 'n4'];
+    const after = status(META, { b: { term: 1, leaderId: 'n2' } }, voters);
     expect(kinds(before, after)).toEqual([
       ['info', 'member_joined'], ['info', 'member_left'],
       ['info', 'replica_added'], ['info', 'replica_removed'],
     ]);
-    const failed = status({ term: 2, leaderId: 'n2' }, { b: { term: 1, leaderId: 'n2', failure: 'EIO' } }, ['n1', 'n2', 'n4']);
-    const events = operatorEvents(after, failed);
-    expect(events.map((e) => [e.level, e.fields['event'], e.fields['reason']])).toEqual([['error', 'replica_failed', 'EIO']]);
+    const failed = status(META, { b: { term: 1, leaderId: 'n2', failure: 'EIO' } }, voters);
+    const events = operatorEvents(after, failed).map((e) => [
+      e.level, e.fields['event'], e.fields['reason'],
+    ]);
+    expect(events).toEqual([['error', 'replica_failed', 'EIO']]);
   });
 });

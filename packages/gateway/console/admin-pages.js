@@ -23,7 +23,8 @@ export async function clusterPage(ctx) {
       id: 'tile-orphans' }),
     tile('members', fmt(cluster.members.length)),
     tile('metadata leader', cluster.metaLeader ?? 'none', { alarm: cluster.metaLeader === null }),
-    tile('fsync p99 (here)', status?.fsync?.p99UpToMs == null ? '–' : `≤ ${status.fsync.p99UpToMs} ms`),
+    tile('fsync p99 (here)', status?.fsync?.p99UpToMs == null ? '–'
+      : `≤ ${status.fsync.p99UpToMs} ms`),
     tile('largest commit lag (here)', fmt(maxLag)));
   const members = cluster.members.map((id) => h('tr', {}, h('td', {}, id),
     h('td', {}, id === cluster.metaLeader ? 'metadata leader' : ''),
@@ -125,5 +126,6 @@ export async function plansPage(ctx) {
     fields.map((f) => h('td', { class: 'n' }, fmt(plan[f])))));
   return h('section', {}, h('h1', {}, 'Plans'),
     table(['Plan', ...fields], rows, { class: 'data', id: 'plans-table' }),
-    h('p', { class: 'muted small' }, 'Plans change through PUT /admin/v1/plans/NAME (see docs/console.md).'));
+    h('p', { class: 'muted small' },
+      'Plans change through PUT /admin/v1/plans/NAME (see docs/console.md).'));
 }

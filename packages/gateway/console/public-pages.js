@@ -97,8 +97,10 @@ function updatedLine(sampler) {
   const latest = sampler.latest();
   const when = latest === null ? 'never' : new Date(latest.tMs).toLocaleTimeString();
   return h('p', { class: 'muted small' }, `Sampled every ${SAMPLE_MS / 1000} s; last ${when}. `,
-    sampler.error === null ? '' : h('span', { class: 'error' }, `Last sample failed: ${sampler.error}`),
-    h('button', { type: 'button', class: 'link', onclick: () => void sampler.sample() }, 'Refresh now'));
+    sampler.error === null ? ''
+      : h('span', { class: 'error' }, `Last sample failed: ${sampler.error}`),
+    h('button', { type: 'button', class: 'link', onclick: () => void sampler.sample() },
+      'Refresh now'));
 }
 
 function queueRow(sampler, q) {

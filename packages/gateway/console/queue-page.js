@@ -46,7 +46,8 @@ async function peekInto(ctx, handle, box) {
   replace(box, h('div', { class: 'peek-head' },
     `Message ${response.headers.get('svc-message-id')} · state `,
     h('strong', {}, response.headers.get('svc-message-state') ?? '?'),
-    ` · retries ${response.headers.get('svc-retry-count') ?? '?'} · ${bytes.length} bytes · view `,
+    ` · retries ${response.headers.get('svc-retry-count') ?? '?'}`,
+    ` · ${bytes.length} bytes · view `,
     modes), pre);
   show('text');
 }
@@ -55,7 +56,8 @@ function messageRows(ctx, items, peekBox, refresh, failedActions) {
   return items.map((m) => {
     const base = `/v1/spools/${enc(ctx.spool)}`;
     const act = (what, done) => ctx.act(done, async () => {
-      await call(ctx.credential, 'POST', `${base}/${what}`, { headers: { 'svc-handle': m.handle } });
+      const headers = { 'svc-handle': m.handle };
+      await call(ctx.credential, 'POST', `${base}/${what}`, { headers });
       await refresh();
     });
     return h('tr', {},

@@ -53,7 +53,8 @@ export class BulkAction {
 
   async run() {
     const base = `/v1/spools/${enc(this.spool)}`;
-    const list = `${base}/queues/${enc(this.queue)}/messages?state=failed&handle=true&limit=${PAGE}`;
+    const query = `state=failed&handle=true&limit=${PAGE}`;
+    const list = `${base}/queues/${enc(this.queue)}/messages?${query}`;
     while (!this.stopAsked) {
       const page = await json(this.credential, 'GET', list);
       if (page.items.length === 0) return;

@@ -45,8 +45,10 @@ describe('queue metrics', () => {
 
     const text = await renderQueueMetrics(service, [SPOOL], clock.nowMs());
     const labels = 'account="",spool="default",queue="orders"';
-    const depth = (state: string) => sampleValue(text, `mq_queue_messages{${labels},state="${state}"}`);
-    expect([depth('visible'), depth('pending'), depth('failed'), depth('delayed')]).toEqual([2, 1, 1, 1]);
+    const depth = (state: string) =>
+      sampleValue(text, `mq_queue_messages{${labels},state="${state}"}`);
+    const depths = [depth('visible'), depth('pending'), depth('failed'), depth('delayed')];
+    expect(depths).toEqual([2, 1, 1, 1]);
     expect(depth('unavailable')).toBe(0);
     expect(clock.nowMs() - t0).toBe(30_000);
     expect(sampleValue(text, `mq_queue_oldest_visible_age_seconds{${labels}}`)).toBe(20);

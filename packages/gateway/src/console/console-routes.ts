@@ -30,7 +30,8 @@ function securityHeaders(contentType: string): Headers {
  */
 export function consoleResponse(method: string, path: string, listener: ConsoleListener): Response {
   if (method !== 'GET' && method !== 'HEAD') {
-    const response = mqErrorResponse(new MqError('method_not_allowed', 'method not allowed; use GET'));
+    const refusal = new MqError('method_not_allowed', 'method not allowed; use GET');
+    const response = mqErrorResponse(refusal);
     response.headers.set('allow', 'GET, HEAD');
     return response;
   }

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
-export const SCREENSHOT_DIR = fileURLToPath(new URL('../../../../test-results/console/', import.meta.url));
+export const SCREENSHOT_DIR = fileURLToPath(
+  new URL('../../../../test-results/console/', import.meta.url),
+);
 
 /** The browser binary: MQ_CHROMIUM, else the first installed candidate. Throws when none is. */
 export function chromiumPath(): string {

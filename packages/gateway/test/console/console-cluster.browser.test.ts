@@ -125,6 +125,8 @@ describe('operator log of a cluster member', () => {
     const line = operatorLines().find(isPrimaryLine)!;
     expect(line).toMatchObject({ level: 30, member: primary, role: 'leader' });
     expect(typeof line['term']).toBe('number');
-    expect(line['msg']).toBe(`spool ${spool} primary is now ${primary} (was ${String(line['from'] ?? 'none')}, term ${String(line['term'])})`);
+    const was = String(line['from'] ?? 'none');
+    const term = String(line['term']);
+    expect(line['msg']).toBe(`spool ${spool} primary is now ${primary} (was ${was}, term ${term})`);
   });
 });

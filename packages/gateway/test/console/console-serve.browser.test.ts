@@ -24,8 +24,11 @@ function root(): string {
 
 async function api(method: string, path: string, init: RequestInit = {}): Promise<Response> {
   const headers = { authorization: `Bearer ${apiKey}`, ...(init.headers ?? {}) };
-  const response = await fetch(`${serve!.baseUrl}/spools/default${path}`, { ...init, method, headers });
-  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  const url = `${serve!.baseUrl}/spools/default${path}`;
+  const response = await fetch(url, { ...init, method, headers });
+  if (response.status >= 400) {
+    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  }
   return response;
 }
 
