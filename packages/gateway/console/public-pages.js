@@ -18,6 +18,8 @@ export class Sampler {
     this.listeners = new Set();
     this.timer = null;
     this.error = null;
+    /** The queue whose page is open: its oldest visible message is sampled too. */
+    this.focus = null;
   }
 
   latest() {
@@ -40,13 +42,23 @@ export class Sampler {
       const path = `/v1/spools/${enc(this.ctx.spool)}/stats?limit=1000`;
       const page = await json(this.ctx.credential, 'GET', path);
       const queues = new Map(page.queues.items.map((q) => [q.name, q]));
-      this.samples.push({ tMs: Date.now(), rollup: page.stats, queues });
+      const oldest = this.focus === null ? null : await this.oldestVisible(this.focus);
+      this.samples.push({ tMs: Date.now(), rollup: page.stats, queues, oldest });
       if (this.samples.length > SAMPLES_MAX) this.samples.shift();
       this.error = null;
     } catch (error) {
       this.error = error.message;
     }
     for (const listener of this.listeners) listener();
+  }
+
+  /** When the first visible message of `queue` (in send order) was sent; null if none. */
+  async oldestVisible(queue) {
+    const path = `/v1/spools/${enc(this.ctx.spool)}/queues/${enc(queue)}/messages` +
+      '?state=visible&limit=1';
+    const page = await json(this.ctx.credential, 'GET', path);
+    const first = page.items[0];
+    return { queue, sentMs: first === undefined ? null : Date.parse(first.createdAt) };
   }
 
   /** Per-second rates of `field` between the last two samples (of one queue, or the rollup). */

@@ -7,6 +7,14 @@ import { confirmButton, field, fmt, fmtRate, h, replace, table, tile } from './d
 import { BulkAction } from './redrive.js';
 
 const LIST_PAGE = 20;
+
+/** Seconds as the largest two units: 45 s, 3 min 20 s, 2 h 5 min. */
+export function fmtAge(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
 const STATES = ['visible', 'pending', 'delayed', 'failed'];
 
 function hexDump(bytes) {
@@ -196,10 +204,15 @@ function queueLive(sampler, queue, live) {
   }
   const s = q.stats;
   const failedRate = sampler.rate('failedTotal', queue);
+  const latest = sampler.latest();
+  const oldest = latest.oldest?.queue === queue ? latest.oldest.sentMs : undefined;
+  const age = oldest === undefined ? '–' : oldest === null ? 'none'
+    : fmtAge((latest.tMs - oldest) / 1000);
   const series = STATES.map((state) => ({ name: state, cls: `s-${state}`,
     points: sampler.series(state, queue) }));
   replace(live, h('div', { class: 'tiles' },
     tile('failed', fmt(s.failed), { alarm: s.failed > 0, id: 'queue-failed' }),
+    tile('oldest visible waited', age, { id: 'queue-oldest' }),
     tile('visible', fmt(s.visible), { id: 'queue-visible' }), tile('pending', fmt(s.pending)),
     tile('delayed', fmt(s.delayed)), tile('sent/s', fmtRate(sampler.rate('addedTotal', queue))),
     tile('acked/s', fmtRate(sampler.rate('ackedTotal', queue))),
@@ -212,7 +225,9 @@ export function queuePage(ctx, sampler, queue) {
   const live = h('div', { id: 'live' });
   const render = () => queueLive(sampler, queue, live);
   sampler.listeners.add(render);
+  sampler.focus = queue;
   render();
+  void sampler.sample();
   const failedCount = () => sampler.latest()?.queues.get(queue)?.stats.failed ?? 0;
   const failures = messageList(ctx, queue, 'failed', 'failures');
   const browser = messageList(ctx, queue, undefined, 'messages');
@@ -235,5 +250,9 @@ export function queuePage(ctx, sampler, queue) {
     h('h2', {}, 'Send a test message'), sendForm(ctx, queue, refreshAll),
     h('h2', {}, 'Settings'), settingsBox,
     h('h2', {}, 'Delete'), deleteControls(ctx, queue));
-  return { el, close: () => sampler.listeners.delete(render) };
+  const close = () => {
+    sampler.listeners.delete(render);
+    sampler.focus = null;
+  };
+  return { el, close };
 }

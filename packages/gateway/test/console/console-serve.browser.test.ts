@@ -141,6 +141,9 @@ describe('console on mq serve', () => {
     const errors = collectErrors(page);
     await signIn(page, apiKey);
     await page.goto(`${root()}console/#/queue/${QUEUE}`);
+    // The redriven messages are visible again: the page shows how long the oldest has waited.
+    const oldest = () => page.textContent('#queue-oldest .tile-value');
+    await expect.poll(oldest).toMatch(/^\d+ (s|min \d+ s)$/);
     await page.locator('#messages tbody tr button:text-is("Peek")').first().click();
     await expect.poll(() => page.textContent('#payload')).toContain('"order"');
     await page.click('.peek-head button:text-is("hex")');
