@@ -156,4 +156,36 @@ describe('console on mq serve', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('creates a queue, updates its settings and deletes it', async () => {
+    const page = await browser!.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, apiKey);
+    await page.locator('#queues-table').waitFor();
+    await page.click('summary:text-is("Create a queue")');
+    await page.fill('#create-queue input[name=name]', 'scratch');
+    await page.fill('#create-queue input[name=maxRetries]', '2');
+    await page.click('#create-queue button[type=submit]');
+    await page.locator('#queues-table tr[data-queue="scratch"]').waitFor();
+    await page.click('#queues-table a[href="#/queue/scratch"]');
+    const maxRetries = page.locator('#settings-form input[name=maxRetries]');
+    await expect.poll(() => maxRetries.inputValue()).toBe('2');
+    await maxRetries.fill('7');
+    await page.click('#settings-form button[type=submit]');
+    await expect.poll(() => page.textContent('#banner')).toBe('Settings saved.');
+    const view = (await (await api('GET', '/queues/scratch')).json()) as {
+      settings: { maxRetries: number };
+    };
+    expect(view.settings.maxRetries).toBe(7);
+    await page.selectOption('select[name=mode]', 'force');
+    await page.click('#delete-queue');
+    await page.click('#delete-queue');
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/queues');
+    const gone = await fetch(`${serve!.baseUrl}/spools/default/queues/scratch`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(gone.status).toBe(404);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });
