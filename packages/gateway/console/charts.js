@@ -1,8 +1,10 @@
-// Line charts as inline SVG over a fixed window (the last hour): the x axis does not rescale as
-// samples arrive, so a line only moves when its number does.
+// Line charts as inline SVG over a fixed window (the last hour, or the last 5 minutes): the x
+// axis does not rescale as samples arrive, so a line only moves when its number does.
 
 const SVG = 'http://www.w3.org/2000/svg';
 export const WINDOW_MS = 60 * 60 * 1000;
+/** The windows a chart can show: [label, ms]. */
+export const WINDOWS = [['last hour', WINDOW_MS], ['last 5 min', 5 * 60 * 1000]];
 
 function svg(tag, attrs) {
   const el = document.createElementNS(SVG, tag);
@@ -19,14 +21,16 @@ export function niceMax(max) {
 }
 
 /**
- * A chart of `series` ([{ name, cls, points: [[tMs, value]] }]) over [nowMs - WINDOW_MS, nowMs],
+ * A chart of `series` ([{ name, cls, points: [[tMs, value]] }]) over [nowMs - windowMs, nowMs],
  * `width` × `height` pixels, with its legend.
  */
-export function lineChart(series, nowMs, { width = 640, height = 140, title = '' } = {}) {
+export function lineChart(series, nowMs, options = {}) {
+  const { width = 640, height = 140, title = '', windowMs = WINDOW_MS } = options;
   const pad = { left: 44, right: 8, top: 8, bottom: 18 };
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
-  const startMs = nowMs - WINDOW_MS;
+  const startMs = nowMs - windowMs;
+  const minutes = windowMs / 60_000;
   const max = niceMax(Math.max(0, ...series.flatMap((s) => s.points.map((p) => p[1]))));
   const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img' });
   root.append(svg('title', {}));
@@ -38,7 +42,8 @@ export function lineChart(series, nowMs, { width = 640, height = 140, title = ''
     text.textContent = label;
     root.append(text);
   }
-  for (const [fraction, label] of [[0, '-60 min'], [0.5, '-30 min'], [1, 'now']]) {
+  for (const [fraction, label] of [[0, `-${minutes} min`], [0.5, `-${minutes / 2} min`],
+    [1, 'now']]) {
     const text = svg('text', {
       x: pad.left + plotW * fraction, y: height - 4, class: 'axis',
       'text-anchor': fraction === 0 ? 'start' : fraction === 1 ? 'end' : 'middle',
@@ -50,7 +55,7 @@ export function lineChart(series, nowMs, { width = 640, height = 140, title = ''
     const points = s.points
       .filter(([t]) => t >= startMs)
       .map(([t, v]) => {
-        const x = pad.left + ((t - startMs) / WINDOW_MS) * plotW;
+        const x = pad.left + ((t - startMs) / windowMs) * plotW;
         const y = pad.top + plotH * (1 - v / max);
         return `${x.toFixed(1)},${y.toFixed(1)}`;
       });

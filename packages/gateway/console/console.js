@@ -4,7 +4,8 @@
 import { ApiError, enc, json, savedSession, saveSession, signInMessage } from './api.js';
 import { accountPage, accountsPage, clusterPage, plansPage } from './admin-pages.js';
 import { h, replace } from './dom.js';
-import { queuePage, queuesPage, Sampler } from './public-pages.js';
+import { queuesPage, Sampler } from './public-pages.js';
+import { queuePage } from './queue-page.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('banner');

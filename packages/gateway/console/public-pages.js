@@ -2,7 +2,7 @@
 // queue (failures with bulk recover/discard, message browser, test send, settings, delete).
 
 import { enc, json } from './api.js';
-import { lineChart, WINDOW_MS } from './charts.js';
+import { lineChart, WINDOW_MS, WINDOWS } from './charts.js';
 import { field, fmt, fmtRate, h, replace, table, tile } from './dom.js';
 
 /** How often the page samples the spool's stats (the charts' resolution). */
@@ -20,6 +20,13 @@ export class Sampler {
     this.error = null;
     /** The queue whose page is open: its oldest visible message is sampled too. */
     this.focus = null;
+    /** The charts' window (one of WINDOWS). */
+    this.windowMs = WINDOW_MS;
+  }
+
+  setWindow(windowMs) {
+    this.windowMs = windowMs;
+    for (const listener of this.listeners) listener();
   }
 
   latest() {
@@ -83,11 +90,29 @@ export class Sampler {
   }
 }
 
+function windowLabel(sampler) {
+  return WINDOWS.find(([, ms]) => ms === sampler.windowMs)?.[0] ?? '';
+}
+
+/** Buttons choosing the charts' window; the chosen one is marked. */
+export function windowToggle(sampler) {
+  return h('span', { class: 'window-toggle' }, 'Charts: ', WINDOWS.map(([label, ms]) =>
+    h('button', { type: 'button', class: ms === sampler.windowMs ? 'link chosen' : 'link',
+      onclick: () => sampler.setWindow(ms) }, label)));
+}
+
+/** Messages by state and rates, side by side. */
+export function charts(sampler, queue) {
+  return h('div', { class: 'charts' }, depthChart(sampler, queue, 'Messages by state'),
+    ratesChart(sampler, queue));
+}
+
 function depthChart(sampler, queue, title) {
   const series = STATES.map((state) => ({
     name: state, cls: `s-${state}`, points: sampler.series(state, queue),
   }));
-  return lineChart(series, Date.now(), { title });
+  return lineChart(series, Date.now(), { title: `${title}, ${windowLabel(sampler)}`,
+    windowMs: sampler.windowMs });
 }
 
 function ratesChart(sampler, queue) {
@@ -102,17 +127,18 @@ function ratesChart(sampler, queue) {
     }
     return { name, cls, points };
   });
-  return lineChart(series, Date.now(), { title: 'Rates per second, last hour' });
+  return lineChart(series, Date.now(), { title: `Rates per second, ${windowLabel(sampler)}`,
+    windowMs: sampler.windowMs });
 }
 
-function updatedLine(sampler) {
+export function updatedLine(sampler) {
   const latest = sampler.latest();
   const when = latest === null ? 'never' : new Date(latest.tMs).toLocaleTimeString();
   return h('p', { class: 'muted small' }, `Sampled every ${SAMPLE_MS / 1000} s; last ${when}. `,
     sampler.error === null ? ''
       : h('span', { class: 'error' }, `Last sample failed: ${sampler.error}`),
     h('button', { type: 'button', class: 'link', onclick: () => void sampler.sample() },
-      'Refresh now'));
+      'Refresh now'), ' · ', windowToggle(sampler));
 }
 
 function queueRow(sampler, q) {
@@ -146,8 +172,7 @@ function queuesLive(ctx, sampler, live) {
     'Failed/s'];
   replace(live, tiles, updatedLine(sampler),
     table(headers, rows, { id: 'queues-table', class: 'data' }),
-    h('div', { class: 'charts' }, depthChart(sampler, undefined, 'Messages by state, last hour'),
-      ratesChart(sampler, undefined)));
+    charts(sampler, undefined));
 }
 
 function settingsInputs(settings = {}) {
@@ -198,4 +223,3 @@ export function queuesPage(ctx, sampler) {
   };
 }
 
-export { queuePage } from './queue-page.js';

@@ -2,8 +2,8 @@
 // browser, a test send, settings and delete. Lists refresh when asked or after an action only.
 
 import { call, enc, json } from './api.js';
-import { lineChart } from './charts.js';
 import { confirmButton, field, fmt, fmtRate, h, replace, table, tile } from './dom.js';
+import { charts, updatedLine } from './public-pages.js';
 import { BulkAction } from './redrive.js';
 
 const LIST_PAGE = 20;
@@ -15,7 +15,6 @@ export function fmtAge(seconds) {
   if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
-const STATES = ['visible', 'pending', 'delayed', 'failed'];
 
 function hexDump(bytes) {
   const lines = [];
@@ -208,8 +207,6 @@ function queueLive(sampler, queue, live) {
   const oldest = latest.oldest?.queue === queue ? latest.oldest.sentMs : undefined;
   const age = oldest === undefined ? '–' : oldest === null ? 'none'
     : fmtAge((latest.tMs - oldest) / 1000);
-  const series = STATES.map((state) => ({ name: state, cls: `s-${state}`,
-    points: sampler.series(state, queue) }));
   replace(live, h('div', { class: 'tiles' },
     tile('failed', fmt(s.failed), { alarm: s.failed > 0, id: 'queue-failed' }),
     tile('oldest visible waited', age, { id: 'queue-oldest' }),
@@ -217,7 +214,7 @@ function queueLive(sampler, queue, live) {
     tile('delayed', fmt(s.delayed)), tile('sent/s', fmtRate(sampler.rate('addedTotal', queue))),
     tile('acked/s', fmtRate(sampler.rate('ackedTotal', queue))),
     tile('failed/s', fmtRate(failedRate), { alarm: (failedRate ?? 0) > 0 })),
-  lineChart(series, Date.now(), { title: 'Messages by state, last hour' }));
+  updatedLine(sampler), charts(sampler, queue));
 }
 
 /** #/queue/NAME. */

@@ -90,6 +90,11 @@ describe('console on mq serve', () => {
     expect(await row.locator('td').nth(1).textContent()).toBe(String(FAILED));
     expect(await page.textContent('#tile-failed .tile-value')).toBe(String(FAILED));
     await screenshot(page, 'queues');
+    await page.click('#live .window-toggle button:text-is("last 5 min")');
+    await expect.poll(() => page.locator('#live figcaption').allTextContents()).toEqual([
+      'Messages by state, last 5 min',
+      'Rates per second, last 5 min',
+    ]);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -140,6 +145,8 @@ describe('console on mq serve', () => {
     const page = await browser!.newPage();
     const errors = collectErrors(page);
     await signIn(page, apiKey);
+    // Signed in once the queues page shows; a navigation before that would be overridden.
+    await page.locator('#queues-table').waitFor();
     await page.goto(`${root()}console/#/queue/${QUEUE}`);
     // The redriven messages are visible again: the page shows how long the oldest has waited.
     const oldest = () => page.textContent('#queue-oldest .tile-value');
