@@ -114,12 +114,14 @@ function messageList(ctx, queue, fixedState, id) {
 }
 
 function bulkControls(ctx, queue, failedCount, afterRun) {
-  const progress = h('progress', { max: 1, value: 0, id: 'redrive-progress' });
+  // Shown once a run starts: an empty bar would look like something in progress.
+  const progress = h('progress', { max: 1, value: 0, id: 'redrive-progress', hidden: true });
   const status = h('span', { id: 'redrive-status', class: 'small' });
   const stop = h('button', { type: 'button', hidden: true }, 'Stop');
   const resume = h('button', { type: 'button', hidden: true }, 'Resume');
   let running = null;
   const onProgress = (p) => {
+    progress.hidden = false;
     progress.max = Math.max(1, p.total);
     progress.value = p.done + p.skipped;
     const verb = running.action === 'recover' ? 'Recovered' : 'Discarded';
