@@ -49,7 +49,9 @@ export class Sampler {
       const path = `/v1/spools/${enc(this.ctx.spool)}/stats?limit=1000`;
       const page = await json(this.ctx.credential, 'GET', path);
       const queues = new Map(page.queues.items.map((q) => [q.name, q]));
-      const oldest = this.focus === null ? null : await this.oldestVisible(this.focus);
+      // The open queue may be gone (deleted): its age is then unknown, the sample still counts.
+      const oldest = this.focus === null ? null
+        : await this.oldestVisible(this.focus).catch(() => null);
       this.samples.push({ tMs: Date.now(), rollup: page.stats, queues, oldest });
       if (this.samples.length > SAMPLES_MAX) this.samples.shift();
       this.error = null;

@@ -185,7 +185,7 @@ function settingsForm(ctx, queue, settings) {
   return form;
 }
 
-function deleteControls(ctx, queue) {
+function deleteControls(ctx, sampler, queue) {
   const mode = h('select', { name: 'mode' },
     h('option', { value: 'drain' }, 'drain (let consumers empty it)'),
     h('option', { value: 'force' }, 'force (delete every message now)'));
@@ -193,6 +193,9 @@ function deleteControls(ctx, queue) {
   return h('div', { class: 'row' }, mode, confirmButton('Delete queue', `Really delete ${queue}?`,
     () => ctx.act(`Queue ${queue} deleted (${mode.value}).`, async () => {
       await call(ctx.credential, 'DELETE', path());
+      // Sampled before leaving, so the queues page does not show the deleted queue.
+      sampler.focus = null;
+      await sampler.sample();
       location.hash = '#/queues';
     }), { id: 'delete-queue' }));
 }
@@ -248,7 +251,7 @@ export function queuePage(ctx, sampler, queue) {
     h('h2', {}, 'Messages'), browser.el,
     h('h2', {}, 'Send a test message'), sendForm(ctx, queue, refreshAll),
     h('h2', {}, 'Settings'), settingsBox,
-    h('h2', {}, 'Delete'), deleteControls(ctx, queue));
+    h('h2', {}, 'Delete'), deleteControls(ctx, sampler, queue));
   const close = () => {
     sampler.listeners.delete(render);
     sampler.focus = null;

@@ -188,6 +188,8 @@ describe('console on mq serve', () => {
     await page.click('#delete-queue');
     await page.click('#delete-queue');
     await expect.poll(() => new URL(page.url()).hash).toBe('#/queues');
+    await page.locator(`#queues-table tr[data-queue="${QUEUE}"]`).waitFor();
+    expect(await page.locator('#queues-table tr[data-queue="scratch"]').count()).toBe(0);
     const gone = await fetch(`${serve!.baseUrl}/spools/default/queues/scratch`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });
