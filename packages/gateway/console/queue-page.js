@@ -113,7 +113,7 @@ function messageList(ctx, queue, fixedState, id) {
   return { el: h('div', {}, controls, box, peekBox), reload };
 }
 
-function bulkControls(ctx, queue, failedCount, afterRun) {
+function bulkControls(ctx, queue, afterRun) {
   // Shown once a run starts: an empty bar would look like something in progress.
   const progress = h('progress', { max: 1, value: 0, id: 'redrive-progress', hidden: true });
   const status = h('span', { id: 'redrive-status', class: 'small' });
@@ -129,11 +129,12 @@ function bulkControls(ctx, queue, failedCount, afterRun) {
       (p.skipped > 0 ? ` (${p.skipped} already moved)` : '') +
       (p.error === null ? '' : ` · stopped: ${p.error}`) + (p.running ? '…' : '');
     stop.hidden = !p.running;
-    resume.hidden = p.running || p.error !== null || p.done + p.skipped >= p.total;
+    // After an error too: Resume retries from where the run stopped.
+    resume.hidden = p.running || p.done + p.skipped >= p.total;
     if (!p.running) void afterRun();
   };
   const begin = (action) => {
-    running = new BulkAction(ctx.credential, ctx.spool, queue, action, failedCount(), onProgress);
+    running = new BulkAction(ctx.credential, ctx.spool, queue, action, onProgress);
     void running.start();
   };
   stop.addEventListener('click', () => running?.stop());
@@ -230,7 +231,6 @@ export function queuePage(ctx, sampler, queue) {
   sampler.focus = queue;
   render();
   void sampler.sample();
-  const failedCount = () => sampler.latest()?.queues.get(queue)?.stats.failed ?? 0;
   const failures = messageList(ctx, queue, 'failed', 'failures');
   const browser = messageList(ctx, queue, undefined, 'messages');
   const refreshAll = async () => {
@@ -246,7 +246,7 @@ export function queuePage(ctx, sampler, queue) {
   });
   const el = h('section', {},
     h('p', {}, h('a', { href: '#/queues' }, '← All queues')), h('h1', {}, `Queue ${queue}`), live,
-    h('h2', {}, 'Failed messages'), bulkControls(ctx, queue, failedCount, refreshAll),
+    h('h2', {}, 'Failed messages'), bulkControls(ctx, queue, refreshAll),
     failures.el,
     h('h2', {}, 'Messages'), browser.el,
     h('h2', {}, 'Send a test message'), sendForm(ctx, queue, refreshAll),

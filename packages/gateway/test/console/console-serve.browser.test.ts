@@ -32,22 +32,26 @@ async function api(method: string, path: string, init: RequestInit = {}): Promis
   return response;
 }
 
-/** N messages in `jobs`, each received and failed: the failure queue holds N. */
-async function failMessages(count: number): Promise<void> {
-  await api('PUT', `/queues/${QUEUE}`, {
+/** N messages in `queue`, each received and failed: the failure queue holds N. */
+async function failMessages(count: number, queue = QUEUE): Promise<void> {
+  await api('PUT', `/queues/${queue}`, {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ maxRetries: 0 }),
   });
   for (let i = 0; i < count; i++) {
-    await api('POST', `/queues/${QUEUE}/send`, { body: JSON.stringify({ order: i }) });
-    const delivery = await api('POST', `/queues/${QUEUE}/recv?waitSeconds=0`);
-    await delivery.arrayBuffer();
-    await api('POST', '/fail', { headers: { 'svc-lease': delivery.headers.get('svc-lease')! } });
+    await api('POST', `/queues/${queue}/send`, { body: JSON.stringify({ order: i }) });
+    await receiveAndFail(queue);
   }
 }
 
-async function queueCounts(): Promise<{ failed: number; visible: number }> {
-  const stats = (await (await api('GET', `/stats?queue=${QUEUE}`)).json()) as {
+async function receiveAndFail(queue: string): Promise<void> {
+  const delivery = await api('POST', `/queues/${queue}/recv?waitSeconds=0`);
+  await delivery.arrayBuffer();
+  await api('POST', '/fail', { headers: { 'svc-lease': delivery.headers.get('svc-lease')! } });
+}
+
+async function queueCounts(queue = QUEUE): Promise<{ failed: number; visible: number }> {
+  const stats = (await (await api('GET', `/stats?queue=${queue}`)).json()) as {
     queues: { items: { stats: { failed: number; visible: number } }[] };
   };
   return stats.queues.items[0]!.stats;
@@ -194,6 +198,39 @@ describe('console on mq serve', () => {
       headers: { authorization: `Bearer ${apiKey}` },
     });
     expect(gone.status).toBe(404);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('ends a redrive at the count it began with when recovered messages fail again', async () => {
+    const flaky = 'flaky';
+    await failMessages(3, flaky);
+    const page = await browser!.newPage();
+    const errors = collectErrors(page);
+    await signIn(page, apiKey);
+    await page.locator('#queues-table').waitFor();
+    await page.goto(`${root()}console/#/queue/${flaky}`);
+    await page.locator('#failures tbody tr').first().waitFor();
+    // A consumer that fails everything: each recovered message is received and failed again
+    // before the page lists failed messages anew.
+    let refailed = Promise.resolve();
+    let recovers = 0;
+    page.on('response', (response) => {
+      if (!response.url().endsWith('/recover') || response.status() !== 204) return;
+      recovers += 1;
+      refailed = refailed.then(() => receiveAndFail(flaky));
+    });
+    await page.route('**/messages?state=failed*', async (route) => {
+      await refailed;
+      await route.continue();
+    });
+    await page.click('#recover-all');
+    const status = page.locator('#redrive-status');
+    await expect.poll(() => status.textContent()).toBe('Recovered 3 of 3');
+    await refailed;
+    expect(recovers).toBe(3);
+    expect((await queueCounts(flaky)).failed).toBe(3);
+    expect(await page.isHidden('.bulk button:text-is("Resume")')).toBe(true);
     expect(errors).toEqual([]);
     await page.close();
   });
