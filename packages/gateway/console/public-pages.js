@@ -8,6 +8,29 @@ import { field, fmt, fmtRate, h, replace, table, tile } from './dom.js';
 /** How often the page samples the spool's stats (the charts' resolution). */
 export const SAMPLE_MS = 15_000;
 const SAMPLES_MAX = Math.ceil(WINDOW_MS / SAMPLE_MS) + 1;
+/**
+ * Shortest span a rate is computed over: samples taken on demand (Refresh now, an action) may be
+ * a moment apart, and a delta over a moment would show a spike that means nothing.
+ */
+const RATE_SPAN_MS_MIN = 5_000;
+
+/** Per-second rate between two [tMs, cumulative count] points, clamped at 0 (a restart). */
+function perSecond(a, b) {
+  return Math.max(0, b[1] - a[1]) / ((b[0] - a[0]) / 1000);
+}
+
+/** Rates over `points`, each against the latest point at least RATE_SPAN_MS_MIN older. */
+export function ratePoints(points) {
+  const out = [];
+  let from = 0;
+  for (let i = 1; i < points.length; i++) {
+    while (from + 1 < i && points[i][0] - points[from + 1][0] >= RATE_SPAN_MS_MIN) from += 1;
+    if (points[i][0] - points[from][0] >= RATE_SPAN_MS_MIN) {
+      out.push([points[i][0], perSecond(points[from], points[i])]);
+    }
+  }
+  return out;
+}
 const STATES = ['visible', 'pending', 'delayed', 'failed'];
 
 /** Samples GET /stats of one spool; keeps the last hour. */
@@ -45,6 +68,7 @@ export class Sampler {
   }
 
   async sample() {
+    const startedMs = Date.now();
     try {
       const path = `/v1/spools/${enc(this.ctx.spool)}/stats?limit=1000`;
       const page = await json(this.ctx.credential, 'GET', path);
@@ -52,7 +76,9 @@ export class Sampler {
       // The open queue may be gone (deleted): its age is then unknown, the sample still counts.
       const oldest = this.focus === null ? null
         : await this.oldestVisible(this.focus).catch(() => null);
-      this.samples.push({ tMs: Date.now(), rollup: page.stats, queues, oldest });
+      // A sample that started before the latest one kept would go back in time: dropped.
+      if ((this.latest()?.tMs ?? 0) > startedMs) return;
+      this.samples.push({ tMs: startedMs, rollup: page.stats, queues, oldest });
       if (this.samples.length > SAMPLES_MAX) this.samples.shift();
       this.error = null;
     } catch (error) {
@@ -70,15 +96,9 @@ export class Sampler {
     return { queue, sentMs: first === undefined ? null : Date.parse(first.createdAt) };
   }
 
-  /** Per-second rates of `field` between the last two samples (of one queue, or the rollup). */
+  /** The latest per-second rate of `field` (of one queue, or the rollup); null: too few samples. */
   rate(field, queue) {
-    const [a, b] = this.samples.slice(-2);
-    if (a === undefined || b === undefined) return null;
-    const of = (s) => (queue === undefined ? s.rollup : s.queues.get(queue)?.stats);
-    const before = of(a);
-    const after = of(b);
-    if (before === undefined || after === undefined) return null;
-    return Math.max(0, after[field] - before[field]) / ((b.tMs - a.tMs) / 1000);
+    return ratePoints(this.series(field, queue)).at(-1)?.[1] ?? null;
   }
 
   /** [[tMs, value]] of a queue's (or the rollup's) count over the samples. */
@@ -121,13 +141,7 @@ function ratesChart(sampler, queue) {
   const rates = [['addedTotal', 'sent/s', 's-visible'], ['ackedTotal', 'acked/s', 's-pending'],
     ['failedTotal', 'failed/s', 's-failed']];
   const series = rates.map(([fieldName, name, cls]) => {
-    const counts = sampler.series(fieldName, queue);
-    const points = [];
-    for (let i = 1; i < counts.length; i++) {
-      const dt = (counts[i][0] - counts[i - 1][0]) / 1000;
-      points.push([counts[i][0], Math.max(0, counts[i][1] - counts[i - 1][1]) / dt]);
-    }
-    return { name, cls, points };
+    return { name, cls, points: ratePoints(sampler.series(fieldName, queue)) };
   });
   return lineChart(series, Date.now(), { title: `Rates per second, ${windowLabel(sampler)}`,
     windowMs: sampler.windowMs });

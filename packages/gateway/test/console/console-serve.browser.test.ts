@@ -234,4 +234,17 @@ describe('console on mq serve', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('computes rates over at least 5 s, never over two samples a moment apart', async () => {
+    const page = await browser!.newPage();
+    await page.goto(`${root()}console/`);
+    // [tMs, cumulative count]: a sample 1 s after the first, then a restart (the count drops).
+    // A string, so the test runner leaves the browser's own import() alone.
+    const points = '[[0, 0], [1000, 100], [6000, 600], [12000, 600], [18000, 60]]';
+    const rates = await page.evaluate(
+      `import('/console/public-pages.js').then((m) => m.ratePoints(${points}))`,
+    );
+    expect(rates).toEqual([[6_000, 100], [12_000, 0], [18_000, 0]]);
+    await page.close();
+  });
 });
