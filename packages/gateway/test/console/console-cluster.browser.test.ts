@@ -73,7 +73,7 @@ describe('console on a three-member cluster', () => {
     await page.close();
   });
 
-  it('lists accounts, creates and blocks a key, and lists plans', async () => {
+  it('lists accounts, creates, blocks and revokes a key, and lists plans', async () => {
     const { page, errors } = await adminPage();
     await page.locator('#spools-table').waitFor();
     await page.click('#nav a[href="#/accounts"]');
@@ -87,6 +87,11 @@ describe('console on a three-member cluster', () => {
     await screenshot(page, 'admin-account');
     await keys.last().locator('button:text-is("Block")').click();
     await expect.poll(() => keys.last().locator('td').nth(1).textContent()).toBe('blocked');
+    const revoke = keys.last().locator('button.danger');
+    await revoke.click();
+    expect(await revoke.textContent()).toBe('Really revoke?');
+    await revoke.click();
+    await expect.poll(() => keys.count()).toBe(before);
     await page.click('#nav a[href="#/plans"]');
     await page.locator('#plans-table tbody tr').first().waitFor();
     await screenshot(page, 'admin-plans');
