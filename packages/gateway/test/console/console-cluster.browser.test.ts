@@ -14,6 +14,8 @@ let browser: Browser | undefined;
 let apiKey = '';
 
 beforeAll(async () => {
+  // First: without Chromium the suite fails at once with how to install it.
+  browser = await launchChromium();
   await ensureCliBuilt();
   cluster = await ProcessCluster.start({ members: 3 });
   try {
@@ -25,7 +27,6 @@ beforeAll(async () => {
       headers: { authorization: `Bearer ${apiKey}` },
     });
     expect(put.status).toBe(201);
-    browser = await launchChromium();
   } catch (error) {
     await cluster.stop();
     cluster = undefined;

@@ -64,11 +64,12 @@ async function signIn(page: Page, key: string): Promise<void> {
 }
 
 beforeAll(async () => {
+  // First: without Chromium the suite fails at once with how to install it.
+  browser = await launchChromium();
   await ensureCliBuilt();
   serve = await ServeProcess.start();
   apiKey = await serve.apiKey();
   await failMessages(FAILED);
-  browser = await launchChromium();
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {
