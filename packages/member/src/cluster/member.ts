@@ -22,6 +22,8 @@ import {
   type StorageEngine,
   type StorageStats,
   type Transport,
+  type ClusterSecurity,
+  INSECURE_CLUSTER,
 } from '@mq/raft';
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
@@ -244,6 +246,8 @@ export class Member implements AccountsHost {
       listen: options.listen ?? options.peers[this.id]!,
       peers: options.peers,
       services: [...(options.grpcServices?.(this.service) ?? []), accountsServiceRegistration(this)],
+      security: this.security,
+      ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
     });
     this.grpcTransport = transport;
     return transport;
@@ -261,6 +265,11 @@ export class Member implements AccountsHost {
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
     Object.assign(this.peers, peers);
     this.grpcTransport?.setPeers(this.peers);
+  }
+
+  /** How this member's gRPC links are secured. */
+  get security(): ClusterSecurity {
+    return this.options.security ?? INSECURE_CLUSTER;
   }
 
   /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
