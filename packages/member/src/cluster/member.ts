@@ -22,6 +22,7 @@ import {
   type StorageEngine,
   type StorageStats,
   type Transport,
+  type GrpcTransportStats,
   type ClusterSecurity,
   INSECURE_CLUSTER,
 } from '@mq/raft';
@@ -251,6 +252,11 @@ export class Member implements AccountsHost {
     });
     this.grpcTransport = transport;
     return transport;
+  }
+
+  /** The gRPC transport's counters (null with an injected transport). */
+  grpcTransportStats(): GrpcTransportStats | null {
+    return this.grpcTransport?.stats() ?? null;
   }
 
   /** The gRPC server of the member's port (null with an injected transport). */
