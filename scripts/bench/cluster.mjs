@@ -24,6 +24,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { COLOCATED_NODE_FLAGS } from '../colocated-node-flags.mjs';
+import { clusterCertFlags } from '../cluster-certs.mjs';
 import { benchAdminToken, benchApiKey } from './lib/mq-accounts.mjs';
 import {
   REPO_ROOT,
@@ -59,6 +60,8 @@ export async function run({ flags = {} } = {}) {
     clusterNodeFlags: nodeFlagsOf(flags['node-flags']),
     cpuProf: flags['cpu-prof'] === true,
     keep: flags.keep === true,
+    // Mutual TLS between the members and the gateway, as deployed; --insecure-cluster to compare.
+    insecureCluster: flags['insecure-cluster'] === true,
   };
   if (!['cluster', 'serve', 'both'].includes(config.target)) throw new Error('--target must be cluster, serve or both');
   const machine = machineInfo();
@@ -149,11 +152,13 @@ async function startCluster(config) {
   const ports = await freePorts(10);
   const ids = ['n1', 'n2', 'n3'];
   const peers = ids.map((id, i) => `${id}=127.0.0.1:${ports[i]}`).join(',');
+  const certs = await clusterCertFlags(join(dir, 'certs'), ids, ['gateway']);
+  const tls = (name) => (config.insecureCluster ? ['--insecure-cluster'] : certs.get(name));
   const children = ids.map((id, i) =>
-    spawnMq(id, ['member', '--id', id, '--peers', peers, '--data', join(dir, id), '--port', String(ports[3 + i]), '--host', '127.0.0.1', '--admin-port', String(ports[7 + i])], config.cpuProf, config.clusterNodeFlags),
+    spawnMq(id, ['member', ...tls(id), '--id', id, '--peers', peers, '--data', join(dir, id), '--port', String(ports[3 + i]), '--host', '127.0.0.1', '--admin-port', String(ports[7 + i])], config.cpuProf, config.clusterNodeFlags),
   );
   const gatewayPort = ports[6];
-  children.push(spawnMq('gateway', ['gateway', '--members', peers, '--port', String(gatewayPort), '--host', '127.0.0.1'], config.cpuProf, config.clusterNodeFlags));
+  children.push(spawnMq('gateway', ['gateway', ...tls('gateway'), '--members', peers, '--port', String(gatewayPort), '--host', '127.0.0.1'], config.cpuProf, config.clusterNodeFlags));
   try {
     for (let i = 0; i < 3; i += 1) await waitReady(`http://127.0.0.1:${ports[3 + i]}/readyz`, children);
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, children);

@@ -73,8 +73,10 @@ export async function run({ flags = {} } = {}) {
   if (typeof flags.payloads === 'string') config.payloads = flags.payloads.split(',').map(Number);
   const names = typeof flags.targets === 'string' ? flags.targets.split(',') : TARGET_NAMES;
   const cpuProfDir = flags['cpu-prof'] === true ? `${REPO_ROOT}bench-results/prof` : undefined;
+  // The cluster's links are mutual TLS as deployed; --insecure-cluster measures them without.
+  const insecureCluster = flags['insecure-cluster'] === true;
   const machine = machineInfo();
-  const command = `npm run bench -- compare${quick ? ' --quick' : ''}${names === TARGET_NAMES ? '' : ` --targets ${names.join(',')}`}`;
+  const command = `npm run bench -- compare${quick ? ' --quick' : ''}${insecureCluster ? ' --insecure-cluster' : ''}${names === TARGET_NAMES ? '' : ` --targets ${names.join(',')}`}`;
   const startedAt = new Date().toISOString();
   const runStartMs = Date.now();
   const log = (line) => process.stdout.write(`${line}\n`);
@@ -99,7 +101,7 @@ export async function run({ flags = {} } = {}) {
   const results = [];
   try {
     for (const name of names) {
-      const target = makeTarget(name, { cpuProfDir });
+      const target = makeTarget(name, { cpuProfDir, insecureCluster });
       const unsupported = target.unsupported?.() ?? null;
       const peer = target.describe?.();
       if (unsupported !== null) {

@@ -2,6 +2,7 @@
 
 import type { Command } from './command.js';
 import { adminCommand } from './commands/admin.js';
+import { certsCommand } from './commands/certs.js';
 import { gatewayCommand } from './commands/gateway.js';
 import { localCommand } from './commands/local.js';
 import { memberCommand } from './commands/member.js';
@@ -13,4 +14,5 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   [memberCommand.name, memberCommand],
   [gatewayCommand.name, gatewayCommand],
   [adminCommand.name, adminCommand],
+  [certsCommand.name, certsCommand],
 ]);

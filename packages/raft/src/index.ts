@@ -38,3 +38,18 @@ export { RAFT_NODE_DEFAULTS, type RaftNodeOptions } from './node/options.js';
 export { RaftError, isRaftError, type RaftErrorKind } from './node/raft-error.js';
 export type { AppliedEntry, SnapshotWork, StateMachine } from './node/state-machine.js';
 export { GroupRouter, type MessageReceiver } from './node/group-router.js';
+export {
+  type ClusterSecurity,
+  type ClusterTls,
+  INSECURE_CLUSTER,
+  type PeerIdentity,
+  type PeerRole,
+  callerIdentity,
+  clientCredentials,
+  identityOfCertificate,
+  identityUri,
+  ownIdentity,
+  serverCredentials,
+} from './transport/cluster-security.js';
+export { type Refusal, type ServiceAccess, guardService } from './transport/service-guard.js';
+export { makeCa, makeLeaf, type PemPair } from './transport/cluster-certs.js';

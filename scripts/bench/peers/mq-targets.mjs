@@ -4,6 +4,7 @@
 // until the API answers, and resolves the connection the load generator needs.
 import { fileURLToPath } from 'node:url';
 import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
+import { clusterCertFlags } from '../../cluster-certs.mjs';
 import { spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
@@ -75,7 +76,7 @@ export function mqServeTarget(options = {}) {
 
 /**
  * Three members (`mq member`, gRPC on free loopback ports) and a standalone `mq gateway`.
- * @param {{cpuProfDir?: string}} options
+ * @param {{cpuProfDir?: string, insecureCluster?: boolean}} options
  */
 export function mqClusterTarget(options = {}) {
   const members = [];
@@ -93,16 +94,18 @@ export function mqClusterTarget(options = {}) {
       const adminPorts = ports.slice(3);
       const token = benchAdminToken();
       const peers = ids.map((id, i) => `${id}=127.0.0.1:${grpcPorts[i]}`).join(',');
+      const certs = await clusterCertFlags(`${dir}/certs`, ids, ['gateway']);
+      const tls = (name) => (options.insecureCluster ? ['--insecure-cluster'] : certs.get(name));
       for (const [i, id] of ids.entries()) {
         const child = spawnMq(
-          ['member', '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
+          ['member', ...tls(id), '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
           [...COLOCATED_NODE_FLAGS, ...profArgs(options)],
           { MQ_ADMIN_TOKEN: token },
         );
         members.push({ id, child, port: undefined });
       }
       for (const m of members) m.port = await listeningPort(m.child);
-      gateway = spawnMq(['gateway', '--members', peers, '--port', '0', '--host', '127.0.0.1'], [...COLOCATED_NODE_FLAGS, ...profArgs(options)]);
+      gateway = spawnMq(['gateway', ...tls('gateway'), '--members', peers, '--port', '0', '--host', '127.0.0.1'], [...COLOCATED_NODE_FLAGS, ...profArgs(options)]);
       const port = await listeningPort(gateway);
       await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
       return { kind: 'mq-http', port, apiKey: await benchApiKey(adminPorts[0], token) };

@@ -25,12 +25,23 @@ import { gatewayLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
+import { clientCredentials } from '@mq/raft';
+import {
+  CLUSTER_TLS_FLAGS,
+  CLUSTER_TLS_USAGE,
+  type ClusterTlsChoice,
+  clusterTlsOf,
+  loadClusterSecurity,
+  warnIfInsecure,
+} from '../cluster-tls-options.js';
 
 export interface GatewayCommandOptions extends HttpListen {
   /** Member id -> gRPC address. */
   readonly members: Readonly<Record<string, string>>;
   /** Gateways sharing each account's request rate (this one enforces 1/gateways of it). */
   readonly gateways: number;
+  /** The gRPC links' certificates, or the explicit choice to run without TLS. */
+  readonly clusterTls: ClusterTlsChoice;
 }
 
 /** Gateways a deployment may declare with --gateways. */
@@ -60,6 +71,7 @@ Options:
                   account's request rate and burst. Env MQ_GATEWAYS. Default 1.
   --port PORT     TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST     Address to bind. Env MQ_HOST. Default 127.0.0.1.
+${CLUSTER_TLS_USAGE}
   -h, --help      Show this help.`;
 
 /** The gateway's service: /readyz also waits for the first accounts table (keys cannot be checked before). */
@@ -90,6 +102,7 @@ export function parseGatewayArgs(
     port: { type: 'string' },
     host: { type: 'string' },
     gateways: { type: 'string' },
+    ...CLUSTER_TLS_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -106,6 +119,7 @@ export function parseGatewayArgs(
   return {
     members: parseMemberList(members.value, members.source),
     gateways,
+    clusterTls: clusterTlsOf(flags, env, 'mq gateway'),
     ...httpListenOf(flags, env),
   };
 }
@@ -118,11 +132,15 @@ export async function startGateway(
   options: GatewayCommandOptions,
   logger?: Logger,
 ): Promise<GatewayHandle> {
+  const security = await loadClusterSecurity(options.clusterTls, { role: 'gateway' });
+  warnIfInsecure(security, logger);
+  const credentials = (id: string) => clientCredentials(security, id);
   const directory = new AccountDirectory({ rateShare: 1 / options.gateways });
-  const service = new AccountsGatewayService({ members: options.members }, directory);
+  const service = new AccountsGatewayService({ members: options.members, credentials }, directory);
   const accounts = new AccountWatch({
     members: options.members,
     directory,
+    credentials,
     onError: (error) => logger?.warn({ err: error }, 'accounts table refused'),
   });
   let server: RunningServer;

@@ -33,6 +33,16 @@ import type { Command, CommandContext } from '../command.js';
 import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { UsageError } from '../usage-error.js';
+import { clientCredentials } from '@mq/raft';
+import {
+  CLUSTER_TLS_FLAGS,
+  CLUSTER_TLS_USAGE,
+  type ClusterTlsChoice,
+  clusterTlsOf,
+  loadClusterSecurity,
+  refusalLogger,
+  warnIfInsecure,
+} from '../cluster-tls-options.js';
 import { renderMemberMetrics, renderRemoteMetrics } from '../status-metrics.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
@@ -47,6 +57,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly dataDir: string;
   /** Join an existing cluster instead of founding one (empty storage only). */
   readonly join: boolean;
+  /** The gRPC links' certificates, or the explicit choice to run without TLS. */
+  readonly clusterTls: ClusterTlsChoice;
 }
 
 export interface MemberHandle {
@@ -85,6 +97,7 @@ Options:
                       wait to be added with \`mq admin members add ID HOST:PORT\`. --peers must
                       name this member and the existing ones.
 ${ADMIN_USAGE}
+${CLUSTER_TLS_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -107,6 +120,7 @@ export function parseMemberArgs(
     port: { type: 'string' },
     host: { type: 'string' },
     ...ADMIN_FLAGS,
+    ...CLUSTER_TLS_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -131,6 +145,7 @@ export function parseMemberArgs(
     listen: listen === undefined ? self : parseGrpcAddress(listen.value, listen.source, true),
     dataDir,
     join: flags['join'] === true,
+    clusterTls: clusterTlsOf(flags, env, 'mq member'),
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
   };
@@ -163,6 +178,8 @@ export async function startMember(
   options: MemberCommandOptions,
   logger?: Logger,
 ): Promise<MemberHandle> {
+  const security = await loadClusterSecurity(options.clusterTls, { role: 'member', name: options.id });
+  warnIfInsecure(security, logger);
   const member = await Member.start({
     id: options.id,
     peers: options.peers,
@@ -170,11 +187,17 @@ export async function startMember(
     dataDir: options.dataDir,
     join: options.join,
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
+    security,
+    onRefused: refusalLogger(logger),
   });
   const stopOperatorLog =
     logger === undefined ? () => {} : startOperatorLog(() => member.status(), logger);
   const gateway = new MemberGatewayService(
-    { members: options.peers, local: { id: options.id, service: member.service } },
+    {
+      members: options.peers,
+      local: { id: options.id, service: member.service },
+      credentials: (id) => clientCredentials(security, id),
+    },
     member.service,
   );
   let server: RunningServer | undefined;

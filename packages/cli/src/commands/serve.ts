@@ -3,7 +3,8 @@
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
 import { type RunningServer, startAdminServer, startHttpServer } from '@mq/gateway';
-import { Member, memberServiceRegistration } from '@mq/member';
+import { Member } from '@mq/member';
+import { MemoryNetwork } from '@mq/raft';
 import { parseFlags } from '../args.js';
 import {
   type Env,
@@ -16,7 +17,7 @@ import {
 } from '../cluster-options.js';
 import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
-import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
+import { gatewayLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
@@ -86,13 +87,13 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
  * error (EADDRINUSE); nothing is left running then.
  */
 export async function startServe(options: ServeOptions, logger?: Logger): Promise<ServeHandle> {
+  // One member talks to no peer and its gateway runs in process: no gRPC listener at all, so
+  // no other process on the machine can reach the member around the API's keys.
   const member = await Member.start({
     id: SERVE_MEMBER_ID,
-    peers: { [SERVE_MEMBER_ID]: '127.0.0.1:0' },
-    listen: '127.0.0.1:0',
+    peers: { [SERVE_MEMBER_ID]: 'in-process:0' },
+    transport: new MemoryNetwork().transport(SERVE_MEMBER_ID),
     dataDir: options.dataDir,
-    // Not needed by `mq serve` itself; lets a gateway or a tool reach the member over gRPC.
-    grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
   });
   const stopOperatorLog =
     logger === undefined ? () => {} : startOperatorLog(() => member.status(), logger);
@@ -149,7 +150,6 @@ async function runServe(argv: readonly string[], context: CommandContext): Promi
       baseUrl: handle.baseUrl,
       dataDir: options.dataDir,
       memberId: SERVE_MEMBER_ID,
-      grpcAddress: handle.member.address,
       variant: 'durable',
       adminAddress: `${options.adminHost}:${handle.adminPort}`,
       adminTokenFile: options.adminTokenFile,

@@ -22,6 +22,8 @@ export interface AccountWatchOptions {
   readonly retryMsMax?: number;
   /** Told about a table that does not decode (the stream is dropped and retried). */
   readonly onError?: (error: unknown) => void;
+  /** The channel credentials for member `memberId` (default insecure). */
+  readonly credentials?: (memberId: string) => grpc.ChannelCredentials;
 }
 
 export interface AccountWatchStats {
@@ -82,7 +84,8 @@ export class AccountWatch {
   private client(id: string): grpc.Client {
     let client = this.clients.get(id);
     if (client === undefined) {
-      client = new grpc.Client(this.options.members[id]!, grpc.credentials.createInsecure(), {
+      const credentials = this.options.credentials?.(id) ?? grpc.credentials.createInsecure();
+      client = new grpc.Client(this.options.members[id]!, credentials, {
         'grpc.max_receive_message_length': AUTH_TABLE_BYTES_MAX,
         'grpc.keepalive_time_ms': 10_000,
         'grpc.keepalive_timeout_ms': 5_000,

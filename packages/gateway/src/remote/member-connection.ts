@@ -40,6 +40,8 @@ export interface MemberConnectionOptions {
   readonly reconnectBackoffMsMax: number;
   /** A delivery answered to a receive that was already cancelled: release it. */
   readonly onOrphanDelivery: (spool: string, delivery: Delivery) => void;
+  /** How to reach member `memberId`: mutual TLS naming it, or insecure. */
+  readonly credentials: (memberId: string) => grpc.ChannelCredentials;
 }
 
 export interface MemberConnectionStats {
@@ -102,7 +104,7 @@ export class MemberConnection {
     private readonly options: MemberConnectionOptions,
   ) {
     const { limits } = options;
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+    this.client = new grpc.Client(address, options.credentials(memberId), {
       'grpc.initial_reconnect_backoff_ms': options.reconnectBackoffMsMin,
       'grpc.max_reconnect_backoff_ms': options.reconnectBackoffMsMax,
       'grpc.keepalive_time_ms': 5_000,

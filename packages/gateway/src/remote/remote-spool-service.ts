@@ -12,6 +12,7 @@
 
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
+import * as grpc from '@grpc/grpc-js';
 import {
   MqError,
   isMqError,
@@ -61,6 +62,11 @@ export interface RemoteSpoolServiceOptions {
   /** Spools whose primary is remembered; default 100,000. */
   readonly spoolsTrackedMax?: number;
   readonly limits?: Partial<MemberLinkLimits>;
+  /**
+   * The channel credentials for member `memberId` (mutual TLS with the cluster's CA, checking
+   * the member's identity). Default insecure: tests, and clusters run with --insecure-cluster.
+   */
+  readonly credentials?: (memberId: string) => grpc.ChannelCredentials;
 }
 
 export interface MemberCallCounters {
@@ -134,6 +140,7 @@ export class RemoteSpoolService implements SpoolService {
       limits,
       connectTimeoutMs: options.connectTimeoutMs ?? Math.min(1_000, this.unavailableAfterMs),
       answerTimeoutMs: options.answerTimeoutMs ?? 30_000,
+      credentials: options.credentials ?? (() => grpc.credentials.createInsecure()),
       reconnectBackoffMsMin: 100,
       reconnectBackoffMsMax: 2_000,
       onOrphanDelivery: (spool: string, delivery: Delivery) => this.releaseOrphan(spool, delivery),

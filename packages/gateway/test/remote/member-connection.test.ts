@@ -1,3 +1,4 @@
+import * as grpc from '@grpc/grpc-js';
 // One gateway->member link: batching into frames, the unsent/lost distinction, and its bounds.
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,6 +29,7 @@ function connect(address: string, overrides: Partial<MemberLinkLimits> = {}, tim
     answerTimeoutMs: timeouts.answerTimeoutMs ?? 30_000,
     reconnectBackoffMsMin: 100,
     reconnectBackoffMsMax: 1_000,
+    credentials: () => grpc.credentials.createInsecure(),
     onOrphanDelivery: () => undefined,
   });
   cleanups.push(() => connection.close());

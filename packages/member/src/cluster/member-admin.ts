@@ -8,6 +8,7 @@
 import { randomBytes, createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@mq/engine';
+import { clientCredentials } from '@mq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_CALL_PATH,
@@ -545,7 +546,7 @@ export class MemberAdmin implements AdminBackend {
     if (address === undefined) throw unavailable(`member ${id} is unknown`);
     let client = this.clients.get(id);
     if (client === undefined) {
-      client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+      client = new grpc.Client(address, clientCredentials(this.member.security, id), {
         'grpc.max_receive_message_length': ACCOUNTS_CALL_BYTES_MAX,
       });
       this.clients.set(id, client);

@@ -1,7 +1,13 @@
 // What a member is started with, and the checks run on it before anything starts.
 
 import type { Plan, SpoolService } from '@mq/engine';
-import type { GrpcServiceRegistration, StorageEngine, Transport } from '@mq/raft';
+import type {
+  ClusterSecurity,
+  GrpcServiceRegistration,
+  Refusal,
+  StorageEngine,
+  Transport,
+} from '@mq/raft';
 import type { Clock } from '../host/clock.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
@@ -42,6 +48,13 @@ export interface MemberOptions {
    * MemoryNetwork, which has no gRPC, pass the other members' `handleCall`. Rejects with MqError.
    */
   readonly adminCall?: (id: string, request: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /**
+   * Mutual TLS on the member's port and on every link it dials (default insecure: tests with
+   * the MemoryNetwork or loopback; the commands refuse to start insecure unless told to).
+   */
+  readonly security?: ClusterSecurity;
+  /** Told of every call or Raft frame refused for the caller's identity. */
+  readonly onRefused?: (refusal: Refusal) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
 }

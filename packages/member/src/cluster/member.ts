@@ -22,6 +22,9 @@ import {
   type StorageEngine,
   type StorageStats,
   type Transport,
+  type GrpcTransportStats,
+  type ClusterSecurity,
+  INSECURE_CLUSTER,
 } from '@mq/raft';
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
@@ -244,9 +247,16 @@ export class Member implements AccountsHost {
       listen: options.listen ?? options.peers[this.id]!,
       peers: options.peers,
       services: [...(options.grpcServices?.(this.service) ?? []), accountsServiceRegistration(this)],
+      security: this.security,
+      ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
     });
     this.grpcTransport = transport;
     return transport;
+  }
+
+  /** The gRPC transport's counters (null with an injected transport). */
+  grpcTransportStats(): GrpcTransportStats | null {
+    return this.grpcTransport?.stats() ?? null;
   }
 
   /** The gRPC server of the member's port (null with an injected transport). */
@@ -261,6 +271,11 @@ export class Member implements AccountsHost {
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
     Object.assign(this.peers, peers);
     this.grpcTransport?.setPeers(this.peers);
+  }
+
+  /** How this member's gRPC links are secured. */
+  get security(): ClusterSecurity {
+    return this.options.security ?? INSECURE_CLUSTER;
   }
 
   /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */

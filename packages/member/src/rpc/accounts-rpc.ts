@@ -3,6 +3,7 @@
 // records each gateway's acknowledgement; Call runs an admin step another member forwarded.
 
 import type * as grpc from '@grpc/grpc-js';
+import type { ServiceAccess } from '@mq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_SERVICE,
@@ -35,7 +36,14 @@ export interface AccountsHost {
 export interface AccountsServiceRegistration {
   readonly definition: grpc.ServiceDefinition;
   readonly implementation: grpc.UntypedServiceImplementation;
+  readonly access: ServiceAccess;
 }
+
+/**
+ * Gateways and members watch the auth table; only members run admin steps (metadata proposals
+ * among them), so a gateway's certificate can never write accounts or keys.
+ */
+export const ACCOUNTS_ACCESS: ServiceAccess = { watch: ['gateway', 'member'], call: ['member'] };
 
 const RESOURCE_EXHAUSTED = 8;
 const INVALID_ARGUMENT = 3;
@@ -102,5 +110,5 @@ export function accountsServiceRegistration(host: AccountsHost): AccountsService
       },
     );
   };
-  return { definition: ACCOUNTS_SERVICE, implementation: { watch, call } };
+  return { definition: ACCOUNTS_SERVICE, implementation: { watch, call }, access: ACCOUNTS_ACCESS };
 }

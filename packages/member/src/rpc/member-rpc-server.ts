@@ -5,7 +5,14 @@
 
 import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@mq/engine';
-import { raiseReceiveWindows } from '@mq/raft';
+import {
+  type ClusterSecurity,
+  INSECURE_CLUSTER,
+  type ServiceAccess,
+  guardService,
+  raiseReceiveWindows,
+  serverCredentials,
+} from '@mq/raft';
 import {
   MEMBER_SERVICE,
   resolveLinkLimits,
@@ -28,6 +35,8 @@ export interface MemberRpcStats extends Readonly<StreamSessionCounters> {
 export interface MemberServiceRegistration {
   readonly definition: grpc.ServiceDefinition;
   readonly implementation: grpc.UntypedServiceImplementation;
+  /** Gateways and members may call spool operations. */
+  readonly access: ServiceAccess;
   /** Counters of every stream served so far. */
   stats(): MemberRpcStats;
 }
@@ -65,6 +74,7 @@ export function memberServiceRegistration(
   return {
     definition: MEMBER_SERVICE,
     implementation: { calls },
+    access: { calls: ['gateway', 'member'] },
     stats: () => ({ ...counters, streamsOpen, streamsOpened }),
   };
 }
@@ -97,7 +107,12 @@ export interface MemberRpcServer {
  * service over `service`. Rejects when the address cannot be bound.
  */
 export async function startMemberRpcServer(
-  options: MemberRpcOptions & { readonly listen: string; readonly service: SpoolService },
+  options: MemberRpcOptions & {
+    readonly listen: string;
+    readonly service: SpoolService;
+    /** Mutual TLS (default insecure, for tests and benchmarks on loopback). */
+    readonly security?: ClusterSecurity;
+  },
 ): Promise<MemberRpcServer> {
   const limits = resolveLinkLimits(options.limits);
   const server = new grpc.Server({
@@ -105,9 +120,18 @@ export async function startMemberRpcServer(
     'grpc.max_send_message_length': limits.messageBytesMax,
     'grpc.keepalive_permit_without_calls': 1,
   });
-  const registration = serveSpoolService(server, options.service, { ...options, limits });
+  const security = options.security ?? INSECURE_CLUSTER;
+  const registration = memberServiceRegistration(options.service, { ...options, limits });
+  const implementation = guardService(
+    registration.definition,
+    registration.implementation,
+    registration.access,
+    security,
+    () => undefined,
+  );
+  server.addService(registration.definition, implementation);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(options.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+    server.bindAsync(options.listen, serverCredentials(security), (error, bound) =>
       error ? reject(error) : resolve(bound),
     );
   });

@@ -5,16 +5,29 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
+import {
+  type ClusterSecurity,
+  INSECURE_CLUSTER,
+  type PeerIdentity,
+  callerIdentity,
+  serverCredentials,
+} from './cluster-security.js';
 import { raiseReceiveWindows } from './flow-control.js';
-import { decodeFrame } from './message-codec.js';
+import { type FrameBatch, decodeFrame } from './message-codec.js';
 import { PeerLink, type PeerLinkLimits, type PeerLinkStats } from './peer-link.js';
 import { RAFT_SERVICE } from './raft-service.js';
+import { type Refusal, type ServiceAccess, guardService } from './service-guard.js';
 
 /** Another gRPC service to serve on the transport's port. */
 export interface GrpcServiceRegistration {
   readonly definition: grpc.ServiceDefinition;
   readonly implementation: grpc.UntypedServiceImplementation;
+  /** Which roles may call each method under mutual TLS (methods not listed: nobody). */
+  readonly access: ServiceAccess;
 }
+
+/** Raft is spoken between members only. */
+const RAFT_ACCESS: ServiceAccess = { stream: ['member'] };
 
 export interface GrpcTransportOptions extends Partial<PeerLinkLimits> {
   readonly selfId: NodeId;
@@ -23,6 +36,10 @@ export interface GrpcTransportOptions extends Partial<PeerLinkLimits> {
   /** Peers' `host:port` by id; an entry for `selfId` is ignored. Change with `setPeers`. */
   readonly peers: Readonly<Record<NodeId, string>>;
   readonly services?: readonly GrpcServiceRegistration[];
+  /** Mutual TLS on the port and on every link (default: insecure, for tests). */
+  readonly security?: ClusterSecurity;
+  /** Told of every refused call or forged message (a peer without the right to it). */
+  readonly onRefused?: (refusal: Refusal) => void;
 }
 
 export interface GrpcTransportStats {
@@ -34,6 +51,9 @@ export interface GrpcTransportStats {
   readonly misroutedMessages: number;
   /** Messages for a member not in `peers`, dropped. */
   readonly unknownPeerMessages: number;
+  /** Calls refused for the caller's identity, and frames whose `from` was not the caller. */
+  readonly refusedCalls: number;
+  readonly forgedFrames: number;
   readonly peers: Readonly<Record<NodeId, PeerLinkStats>>;
 }
 
@@ -60,6 +80,8 @@ export class GrpcTransport implements Transport {
     rejectedFrames: 0,
     misroutedMessages: 0,
     unknownPeerMessages: 0,
+    refusedCalls: 0,
+    forgedFrames: 0,
   };
 
   private constructor(
@@ -69,6 +91,8 @@ export class GrpcTransport implements Transport {
     /** The gRPC server; other services may be added to it. */
     readonly server: grpc.Server,
     private readonly limits: PeerLinkLimits,
+    private readonly security: ClusterSecurity,
+    private readonly onRefused: (refusal: Refusal) => void,
   ) {}
 
   /**
@@ -86,21 +110,37 @@ export class GrpcTransport implements Transport {
       reconnectBackoffMsMax: options.reconnectBackoffMsMax ?? DEFAULT_LIMITS.reconnectBackoffMsMax,
     };
     checkLimits(limits);
+    const security = options.security ?? INSECURE_CLUSTER;
     const server = new grpc.Server({
       'grpc.max_receive_message_length': limits.messageBytesMax,
       'grpc.max_send_message_length': limits.messageBytesMax,
     });
     const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(options.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      server.bindAsync(options.listen, serverCredentials(security), (error, bound) =>
         error ? reject(error) : resolve(bound),
       );
     });
     raiseReceiveWindows(server);
     const host = options.listen.slice(0, options.listen.lastIndexOf(':'));
-    const transport = new GrpcTransport(options.selfId, `${host}:${port}`, server, limits);
-    server.addService(RAFT_SERVICE, { stream: transport.serveStream });
-    for (const service of options.services ?? []) {
-      server.addService(service.definition, service.implementation);
+    const transport = new GrpcTransport(
+      options.selfId,
+      `${host}:${port}`,
+      server,
+      limits,
+      security,
+      options.onRefused ?? (() => undefined),
+    );
+    const services = [
+      { definition: RAFT_SERVICE, implementation: { stream: transport.serveStream }, access: RAFT_ACCESS },
+      ...(options.services ?? []),
+    ];
+    for (const service of services) {
+      server.addService(
+        service.definition,
+        guardService(service.definition, service.implementation, service.access, security, (r) =>
+          transport.refused(r),
+        ),
+      );
     }
     transport.setPeers(options.peers);
     return transport;
@@ -137,7 +177,7 @@ export class GrpcTransport implements Transport {
     }
     for (const [id, address] of Object.entries(peers)) {
       if (id === this.selfId || this.links.has(id)) continue;
-      this.links.set(id, new PeerLink(id, address, this.selfId, this.limits));
+      this.links.set(id, new PeerLink(id, address, this.selfId, this.limits, this.security));
     }
   }
 
@@ -174,18 +214,37 @@ export class GrpcTransport implements Transport {
     call: grpc.ServerReadableStream<Buffer, unknown>,
     callback: grpc.sendUnaryData<unknown>,
   ): void => {
-    call.on('data', (frame: Buffer) => this.receive(frame));
+    const identity = callerIdentity(call);
+    call.on('data', (frame: Buffer) => this.receive(frame, identity, call.getPeer()));
     call.on('end', () => callback(null, {}));
     call.on('error', () => undefined); // the peer went away; its link reconnects
   };
 
-  private receive(frame: Buffer): void {
+  /** Every message of the frame is from the caller, and the caller is one of our peers. */
+  private fromCaller(batches: readonly FrameBatch[], identity: PeerIdentity | null): boolean {
+    if (identity === null || !this.links.has(identity.name)) return false;
+    return batches.every((batch) => batch.messages.every((m) => m.from === identity.name));
+  }
+
+  private refused(refusal: Refusal): void {
+    this.counters.refusedCalls++;
+    this.onRefused(refusal);
+  }
+
+  /** `identity` is the caller's verified certificate identity (null when insecure). */
+  private receive(frame: Buffer, identity: PeerIdentity | null, peer: string): void {
     if (this.closed) return;
     let batches;
     try {
       batches = decodeFrame(frame);
     } catch {
       this.counters.rejectedFrames++;
+      return;
+    }
+    if (this.security.mode === 'tls' && !this.fromCaller(batches, identity)) {
+      // A member speaking for another: the whole frame is refused, none of it reaches Raft.
+      this.counters.forgedFrames++;
+      this.onRefused({ method: 'raft frame (forged from)', peer, identity });
       return;
     }
     this.counters.receivedFrames++;

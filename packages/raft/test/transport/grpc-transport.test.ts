@@ -159,6 +159,7 @@ describe('GrpcTransport', () => {
       services: [
         {
           definition: echo,
+          access: { echo: ['member'] },
           implementation: {
             echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
               callback(null, Buffer.concat([Buffer.from('echo:'), call.request])),

@@ -10,9 +10,10 @@
 // every link; create the cluster first (ports known), start the mesh on `memberAddresses()`,
 // then start the cluster.
 
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeCa, makeLeaf } from '@mq/raft';
 import { AdminClient, TEST_ACCOUNT, randomAdminToken } from './admin-client.js';
 import { ClusterNode } from './cluster-node.js';
 import { freePorts } from './free-ports.js';
@@ -33,6 +34,11 @@ export interface ProcessClusterOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Node flags of every process (`--cpu-prof`...). */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Run the gRPC links without TLS (`--insecure-cluster`); default false: a CA and every
+   * process's certificate are made under `<root>/certs` and the links are mutual TLS.
+   */
+  readonly insecureCluster?: boolean;
 }
 
 /** The peers map member `id` is started with, given every member's real gRPC address. */
@@ -45,6 +51,44 @@ export const PROCESS_CLUSTER_MEMBERS_MAX = 9;
 /** Default bound for `waitReady` and `waitPrimary`. */
 export const CLUSTER_WAIT_MS_DEFAULT = 60_000;
 const POLL_MS = 100;
+
+/**
+ * The MQ_CLUSTER_* environment of each process (members by id, gateways as `gateway`,
+ * `gateway2`...): certificates made under `<rootDir>/certs`, or MQ_INSECURE_CLUSTER.
+ */
+async function clusterTlsEnv(
+  rootDir: string,
+  ids: readonly string[],
+  gateways: number,
+  insecure: boolean,
+): Promise<Map<string, Record<string, string>>> {
+  const gatewayIds = Array.from({ length: gateways }, (_, g) => (g === 0 ? 'gateway' : `gateway${g + 1}`));
+  const env = new Map<string, Record<string, string>>();
+  if (insecure) {
+    for (const id of [...ids, ...gatewayIds]) env.set(id, { MQ_INSECURE_CLUSTER: 'true' });
+    return env;
+  }
+  const dir = join(rootDir, 'certs');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const nowMs = Date.now();
+  const ca = await makeCa('mq test cluster', nowMs);
+  await writeFile(join(dir, 'ca.crt'), ca.cert);
+  const holders = [
+    ...ids.map((id) => ({ id, role: 'member' as const })),
+    ...gatewayIds.map((id) => ({ id, role: 'gateway' as const })),
+  ];
+  for (const { id, role } of holders) {
+    const leaf = await makeLeaf(ca, { role, name: id }, [], nowMs);
+    await writeFile(join(dir, `${id}.crt`), leaf.cert);
+    await writeFile(join(dir, `${id}.key`), leaf.key, { mode: 0o600 });
+    env.set(id, {
+      MQ_CLUSTER_CA: join(dir, 'ca.crt'),
+      MQ_CLUSTER_CERT: join(dir, `${id}.crt`),
+      MQ_CLUSTER_KEY: join(dir, `${id}.key`),
+    });
+  }
+  return env;
+}
 
 export class ProcessCluster {
   readonly rootDir: string;
@@ -88,8 +132,9 @@ export class ProcessCluster {
     const ids = Array.from({ length: count }, (_, i) => `n${i + 1}`);
     const addresses = Object.fromEntries(ids.map((id, i) => [id, `127.0.0.1:${ports[3 * i]}`]));
     const nodeArgs = options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs };
-    const memberEnv = { ...options.env, MQ_ADMIN_TOKEN: cluster.adminToken };
+    const tls = await clusterTlsEnv(rootDir, ids, gateways, options.insecureCluster ?? false);
     for (const [i, id] of ids.entries()) {
+      const memberEnv = { ...options.env, ...tls.get(id), MQ_ADMIN_TOKEN: cluster.adminToken };
       const dataDir = join(rootDir, id, 'data');
       const httpPort = ports[3 * i + 1]!;
       const adminPort = ports[3 * i + 2]!;
@@ -127,7 +172,7 @@ export class ProcessCluster {
           ...['--port', String(httpPort), '--host', '127.0.0.1'],
           ...['--gateways', String(gateways)],
         ],
-        ...(options.env === undefined ? {} : { env: options.env }),
+        env: { ...options.env, ...tls.get(id) },
         ...nodeArgs,
       });
       cluster.gatewaysValue.push(node);

@@ -80,6 +80,14 @@ describe('docker-compose.yml', () => {
       // The healthcheck probes the member's own HTTP port.
       expect((service['healthcheck']['test'] as string[]).join(' ')).toContain(`127.0.0.1:${options.port}/healthz`);
       expect(options.host).toBe('0.0.0.0');
+      // Mutual TLS with its own certificate, made by the certs service before it starts.
+      expect(options.clusterTls).toEqual({
+        mode: 'tls',
+        caFile: '/certs/ca.crt',
+        certFile: `/certs/member-${options.id}.crt`,
+        keyFile: `/certs/member-${options.id}.key`,
+      });
+      expect(service['depends_on']).toEqual({ certs: { condition: 'service_completed_successfully' } });
     }
     expect(ids.size).toBe(memberNames.length);
   });
@@ -91,6 +99,7 @@ describe('docker-compose.yml', () => {
     const member = services[memberNames[0]!]!;
     const memberOptions = parseMemberArgs([], member['environment'] as Record<string, string>)!;
     expect(options.members).toEqual(memberOptions.peers);
+    expect(options.clusterTls).toMatchObject({ mode: 'tls', certFile: '/certs/gateway-gateway.crt' });
     expect(gateway['ports']).toEqual([`127.0.0.1:8080:${options.port}`]);
     expect(options.host).toBe('0.0.0.0');
     expect([...(gateway['depends_on'] as string[])].sort()).toEqual([...memberNames].sort());
@@ -122,7 +131,9 @@ describe('deploy/kubernetes', () => {
   function envOf(container: Doc, podName: string): Record<string, string> {
     const env: Record<string, string> = {};
     for (const entry of container['env'] as Doc[]) {
-      if (entry['value'] !== undefined) env[entry['name']] = String(entry['value']);
+      // Kubernetes expands $(NAME) from variables defined before it.
+      const expand = (value: string): string => value.replace(/\$\((\w+)\)/g, (_, name: string) => env[name] ?? '');
+      if (entry['value'] !== undefined) env[entry['name']] = expand(String(entry['value']));
       else if (entry['valueFrom']?.['fieldRef']?.['fieldPath'] === 'metadata.name') env[entry['name']] = podName;
       else throw new Error(`unsupported env source for ${entry['name']}`);
     }
@@ -146,6 +157,20 @@ describe('deploy/kubernetes', () => {
     for (const pod of pods) {
       const options = parseMemberArgs(commandOf(memberContainer['args']).rest, envOf(memberContainer, pod))!;
       expect(options.id).toBe(pod);
+      // Its own certificate from the cluster's Secret: mutual TLS on every link.
+      expect(options.clusterTls).toEqual({
+        mode: 'tls',
+        caFile: '/etc/mq/tls/ca.crt',
+        certFile: `/etc/mq/tls/member-${pod}.crt`,
+        keyFile: `/etc/mq/tls/member-${pod}.key`,
+      });
+      expect(memberContainer['volumeMounts']).toContainEqual(
+        expect.objectContaining({ name: 'cluster-tls', mountPath: '/etc/mq/tls' }),
+      );
+      expect(memberPod['volumes']).toContainEqual({
+        name: 'cluster-tls',
+        secret: { secretName: 'mq-cluster-tls', defaultMode: 0o400 },
+      });
       expect(options.peers).toEqual(Object.fromEntries(pods.map((p) => [p, `${p}.${service}:${raftPort}`])));
       expect(portOf(options.listen)).toBe(raftPort);
       expect(options.port).toBe(httpPort);
@@ -180,6 +205,7 @@ describe('deploy/kubernetes', () => {
     const options = parseGatewayArgs(commandOf(gatewayContainer['args']).rest, envOf(gatewayContainer, 'mq-gateway-x'))!;
     const memberOptions = parseMemberArgs([], envOf(memberContainer, 'mq-member-0'))!;
     expect(options.members).toEqual(memberOptions.peers);
+    expect(options.clusterTls).toMatchObject({ mode: 'tls', certFile: '/etc/mq/tls/gateway-gateway.crt' });
     expect(options.port).toBe(portNamed(gatewayContainer, 'http'));
     expect(options.host).toBe('0.0.0.0');
     const service = find('Service', 'mq');

@@ -1,0 +1,107 @@
+// Making the cluster's CA and its members' and gateways' certificates, in JavaScript (no openssl
+// on the machine needed): ECDSA P-256 keys, a self-signed CA allowed to sign only end-entity
+// certificates, and leaf certificates whose URI SAN names the holder (see cluster-security.ts).
+// Leaves are for both TLS client and server authentication: a member is both.
+
+// @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API.
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+import { type PeerIdentity, identityUri } from './cluster-security.js';
+
+x509.cryptoProvider.set(webcrypto as never);
+
+const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+/** How long certificates made here are valid: a CA for 10 years, leaves for 2. */
+export const CA_VALIDITY_DAYS = 3_650;
+export const LEAF_VALIDITY_DAYS = 730;
+const DAY_MS = 86_400_000;
+
+/** A certificate and its private key, both PEM. */
+export interface PemPair {
+  readonly cert: string;
+  readonly key: string;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
+  const der = await webcrypto.subtle.exportKey('pkcs8', key);
+  return x509.PemConverter.encode(der, 'PRIVATE KEY');
+}
+
+function serial(): string {
+  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '7');
+}
+
+/** A new self-signed CA named `name`, valid from `nowMs` for CA_VALIDITY_DAYS. */
+export async function makeCa(name: string, nowMs: number): Promise<PemPair> {
+  const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: `CN=${name}`,
+    notBefore: new Date(nowMs - DAY_MS),
+    notAfter: new Date(nowMs + CA_VALIDITY_DAYS * DAY_MS),
+    signingAlgorithm: ALGORITHM,
+    keys: keys as never,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey as never),
+    ],
+  });
+  return { cert: cert.toString('pem'), key: await exportKey(keys.privateKey) };
+}
+
+/**
+ * A certificate for `identity` signed by `ca`, valid from `nowMs` for LEAF_VALIDITY_DAYS, with
+ * `hosts` (DNS names or IPv4 addresses) besides localhost and 127.0.0.1 as alternative names.
+ * Throws RangeError for a name that cannot be an identity.
+ */
+export async function makeLeaf(
+  ca: PemPair,
+  identity: PeerIdentity,
+  hosts: readonly string[],
+  nowMs: number,
+): Promise<PemPair> {
+  const uri = identityUri(identity);
+  const caCert = new x509.X509Certificate(ca.cert);
+  const caKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    x509.PemConverter.decodeFirst(ca.key),
+    ALGORITHM,
+    false,
+    ['sign'],
+  );
+  const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
+  const names = [...new Set(['localhost', '127.0.0.1', ...hosts])].map((host) =>
+    IPV4.test(host) ? { type: 'ip' as const, value: host } : { type: 'dns' as const, value: host },
+  );
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: `CN=${identity.role} ${identity.name}`,
+    issuer: caCert.subject,
+    notBefore: new Date(nowMs - DAY_MS),
+    notAfter: new Date(nowMs + LEAF_VALIDITY_DAYS * DAY_MS),
+    signingAlgorithm: ALGORITHM,
+    publicKey: keys.publicKey as never,
+    signingKey: caKey as never,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension(
+        [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth],
+        false,
+      ),
+      new x509.SubjectAlternativeNameExtension([{ type: 'url', value: uri }, ...names], false),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
+    ],
+  });
+  return { cert: cert.toString('pem'), key: await exportKey(keys.privateKey) };
+}
