@@ -7,6 +7,13 @@ export type NodeId = string;
 /** Raft group id: `meta` for the metadata group, `spool:<name>` for a spool. */
 export type GroupId = string;
 
+/**
+ * The largest term any member accepts or reaches: 2^32 - 1, an election a second for 136 years.
+ * Terms travel in tokens (32 bits), so a term past this is refused at the transport, and a node
+ * at this term does not campaign again (see raft.ts).
+ */
+export const RAFT_TERM_MAX = 0xffff_ffff;
+
 export const enum EntryType {
   /** Application command, opaque bytes for the state machine. */
   Normal = 0,

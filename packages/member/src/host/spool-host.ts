@@ -561,16 +561,27 @@ export class SpoolHost {
     });
   }
 
+  /**
+   * The delivery of a message the engine just leased. Should minting its lease fail (a claim
+   * that does not fit the token), the lease is undone before the error goes on, so the message
+   * is visible again instead of pending under a lease nobody holds.
+   */
   private delivery(queue: Queue, message: Message): Delivery {
-    const lease = this.tokens.mint(this.name, {
-      kind: TokenKind.Lease,
-      term: this.log.term,
-      queueGen: queue.gen,
-      seq: message.seq,
-      gen: message.gen,
-      delivery: message.deliveries,
-      leased: true,
-    });
+    let lease: string;
+    try {
+      lease = this.tokens.mint(this.name, {
+        kind: TokenKind.Lease,
+        term: this.log.term,
+        queueGen: queue.gen,
+        seq: message.seq,
+        gen: message.gen,
+        delivery: message.deliveries,
+        leased: true,
+      });
+    } catch (error) {
+      this.engine.releaseNow(queue, message);
+      throw error;
+    }
     const messageId = messageIdOf(message.seq);
     const base = { payload: message.payload, lease, messageId, retries: message.retries };
     const deadline = message.leaseExpiresAtMs;

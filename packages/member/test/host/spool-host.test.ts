@@ -352,6 +352,22 @@ describe('tokens', () => {
   });
 });
 
+describe('a lease that cannot be minted', () => {
+  it('leaves the message visible, not pending under a lease nobody holds', async () => {
+    let log!: TermLog;
+    const { host } = makeHost({ log: (engine, clock) => (log = new TermLog(engine, clock)), synchronous: true });
+    await host.createQueue('q', {});
+    const sent = await sendOne(host, 'q');
+    // The audit's wedge: a term past what a token holds (the transport now refuses such terms).
+    log.term = 2 ** 32;
+    expect(() => host.receive('q', { waitMs: 0 })).toThrow(RangeError);
+    log.term = 3;
+    const again = await recvNow(host, 'q');
+    expect(again.messageId).toBe(sent);
+    expect(again.retries).toBe(0);
+  });
+});
+
 describe('handles', () => {
   it('a send handle peeks and cancels before the first delivery; a delay elapsing keeps it', async () => {
     const { host, clock } = makeHost();

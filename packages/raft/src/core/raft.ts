@@ -8,6 +8,7 @@
 // Ousterhout, 2014) as "Raft 5.x" and to Ongaro's thesis (2014) as "thesis x.y".
 
 import {
+  RAFT_TERM_MAX,
   EntryType,
   MessageType,
   type AppendEntries,
@@ -590,7 +591,9 @@ export class RaftCore {
 
   /** Starts a (pre-)election (Raft 5.2, thesis 9.6). A transfer campaign skips pre-vote. */
   private campaign(kind: CampaignKind): void {
-    if (!this.promotable()) return;
+    // A term past RAFT_TERM_MAX would not fit the tokens that carry it; no honest cluster gets
+    // near it (the transport refuses such terms from peers), so this node just stops campaigning.
+    if (!this.promotable() || this.termValue >= RAFT_TERM_MAX) return;
     let voteTerm: number;
     if (kind === 'pre') {
       this.becomePreCandidate();

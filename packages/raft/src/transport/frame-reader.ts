@@ -8,6 +8,7 @@
 import { Buffer } from 'node:buffer';
 import {
   MessageType,
+  RAFT_TERM_MAX,
   type ClusterConfig,
   type Entry,
   type EntryType,
@@ -88,7 +89,7 @@ function readMessage(reader: FrameReader): Message {
     const field = tag >>> 3;
     if (tag === ((1 << 3) | WIRE_LEN)) from = reader.string();
     else if (tag === ((2 << 3) | WIRE_LEN)) to = reader.string();
-    else if (tag === ((3 << 3) | WIRE_VARINT)) term = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) term = reader.term();
     else if (field >= BODY_APPEND_ENTRIES && field <= BODY_TIMEOUT_NOW) {
       reader.expect(tag, WIRE_LEN);
       // Oneof: the last body on the wire wins.
@@ -135,7 +136,7 @@ function readAppendEntries(reader: FrameReader, from: NodeId, to: NodeId, term: 
   while (reader.more()) {
     const tag = reader.varint();
     if (tag === ((1 << 3) | WIRE_VARINT)) prevLogIndex = reader.varint();
-    else if (tag === ((2 << 3) | WIRE_VARINT)) prevLogTerm = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) prevLogTerm = reader.term();
     else if (tag === ((3 << 3) | WIRE_LEN)) {
       const outer = reader.enter();
       entries.push(readEntry(reader));
@@ -156,7 +157,7 @@ function readEntry(reader: FrameReader): Entry {
   while (reader.more()) {
     const tag = reader.varint();
     if (tag === ((1 << 3) | WIRE_VARINT)) index = reader.varint();
-    else if (tag === ((2 << 3) | WIRE_VARINT)) term = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) term = reader.term();
     else if (tag === ((3 << 3) | WIRE_VARINT)) type = reader.varint();
     else if (tag === ((4 << 3) | WIRE_LEN)) data = reader.bytesView();
     else reader.skipUnknown(tag, 4);
@@ -175,7 +176,7 @@ function readAppendEntriesResponse(reader: FrameReader, from: NodeId, to: NodeId
     if (tag === ((1 << 3) | WIRE_VARINT)) success = reader.varint() !== 0;
     else if (tag === ((2 << 3) | WIRE_VARINT)) matchIndex = reader.varint();
     else if (tag === ((3 << 3) | WIRE_VARINT)) conflictIndex = reader.varint();
-    else if (tag === ((4 << 3) | WIRE_VARINT)) conflictTerm = reader.varint();
+    else if (tag === ((4 << 3) | WIRE_VARINT)) conflictTerm = reader.term();
     else if (tag === ((5 << 3) | WIRE_VARINT)) leaderTick = reader.varint();
     else reader.skipUnknown(tag, 5);
   }
@@ -192,7 +193,7 @@ function readRequestVote(reader: FrameReader, from: NodeId, to: NodeId, term: nu
     const tag = reader.varint();
     if (tag === ((1 << 3) | WIRE_VARINT)) preVote = reader.varint() !== 0;
     else if (tag === ((2 << 3) | WIRE_VARINT)) lastLogIndex = reader.varint();
-    else if (tag === ((3 << 3) | WIRE_VARINT)) lastLogTerm = reader.varint();
+    else if (tag === ((3 << 3) | WIRE_VARINT)) lastLogTerm = reader.term();
     else if (tag === ((4 << 3) | WIRE_VARINT)) transfer = reader.varint() !== 0;
     else reader.skipUnknown(tag, 4);
   }
@@ -237,7 +238,7 @@ function readSnapshotMeta(reader: FrameReader): SnapshotMeta {
   while (reader.more()) {
     const tag = reader.varint();
     if (tag === ((1 << 3) | WIRE_VARINT)) index = reader.varint();
-    else if (tag === ((2 << 3) | WIRE_VARINT)) term = reader.varint();
+    else if (tag === ((2 << 3) | WIRE_VARINT)) term = reader.term();
     else if (tag === ((3 << 3) | WIRE_LEN)) {
       const outer = reader.enter();
       config = readClusterConfig(reader);
@@ -297,6 +298,16 @@ class FrameReader {
 
   seek(pos: number): void {
     this.pos = pos;
+  }
+
+  /**
+   * A term: a varint no larger than RAFT_TERM_MAX. A larger one comes only from a broken or
+   * hostile peer; refusing the frame here keeps it out of the core, the log and every token.
+   */
+  term(): number {
+    const value = this.varint();
+    if (value > RAFT_TERM_MAX) throw new Error('raft codec: term out of range');
+    return value;
   }
 
   /** An unsigned varint of at most 10 bytes; throws past 2^53 (never produced by this code). */

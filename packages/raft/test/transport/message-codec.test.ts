@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { RAFT_PROTO_PATH, decodeFrame, encodeFrame } from '../../src/transport/message-codec.js';
-import { EntryType, MessageType, type Entry, type Message } from '../../src/types.js';
+import { EntryType, MessageType, RAFT_TERM_MAX, type Entry, type Message } from '../../src/types.js';
 import { plain, sampleMessages } from './sample-messages.js';
 
 describe('message codec', () => {
@@ -71,9 +71,10 @@ describe('message codec', () => {
 
   it('round-trips arbitrary AppendEntries (property)', () => {
     const index = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
+    const term = fc.integer({ min: 0, max: RAFT_TERM_MAX });
     const entry: fc.Arbitrary<Entry> = fc.record({
       index,
-      term: index,
+      term,
       type: fc.constantFrom(EntryType.Normal, EntryType.Noop, EntryType.ConfChange),
       data: fc.uint8Array({ maxLength: 64 }),
     });
@@ -81,9 +82,9 @@ describe('message codec', () => {
       type: fc.constant(MessageType.AppendEntries as const),
       from: fc.string({ minLength: 1, maxLength: 8 }),
       to: fc.string({ minLength: 1, maxLength: 8 }),
-      term: index,
+      term,
       prevLogIndex: index,
-      prevLogTerm: index,
+      prevLogTerm: term,
       leaderCommit: index,
       leaderTick: index,
       entries: fc.array(entry, { maxLength: 5 }),
@@ -95,5 +96,39 @@ describe('message codec', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('terms from the wire', () => {
+  const vote = (term: number, lastLogTerm: number): Message => ({
+    type: MessageType.RequestVote,
+    from: 'n1',
+    to: 'n2',
+    term,
+    preVote: false,
+    lastLogIndex: 1,
+    lastLogTerm,
+    transfer: false,
+  });
+
+  it('accepts RAFT_TERM_MAX and refuses a frame carrying any term past it', () => {
+    expect(decodeFrame(encodeFrame([{ group: 'g', messages: [vote(RAFT_TERM_MAX, 1)] }]))[0]!.messages[0]!.term).toBe(
+      RAFT_TERM_MAX,
+    );
+    // The audit's attack: one RequestVote at term 2^32 made every later token unmintable.
+    expect(() => decodeFrame(encodeFrame([{ group: 'g', messages: [vote(2 ** 32, 1)] }]))).toThrow(/term out of range/);
+    expect(() => decodeFrame(encodeFrame([{ group: 'g', messages: [vote(1, 2 ** 32)] }]))).toThrow(/term out of range/);
+    const append: Message = {
+      type: MessageType.AppendEntries,
+      from: 'n1',
+      to: 'n2',
+      term: 1,
+      prevLogIndex: 0,
+      prevLogTerm: 0,
+      leaderCommit: 0,
+      leaderTick: 0,
+      entries: [{ index: 1, term: 2 ** 40, type: EntryType.Normal, data: new Uint8Array(0) }],
+    };
+    expect(() => decodeFrame(encodeFrame([{ group: 'g', messages: [append] }]))).toThrow(/term out of range/);
   });
 });
