@@ -5,11 +5,12 @@
 // administrable by whoever can read its data directory.
 
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ADMIN_HOST_DEFAULT, ADMIN_PORT_DEFAULT, ADMIN_TOKEN_CHARS_MIN } from '@mq/gateway';
 import { parseHost, parsePort } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
+import type { Logger } from './logger.js';
 import { UsageError } from './usage-error.js';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -61,11 +62,12 @@ export function adminListenOf(flags: Flags, env: Env, dataDir: string): AdminLis
  * The admin token: MQ_ADMIN_TOKEN, else the file's first line, else (file missing) a new random
  * token written to the file (mode 0600). Rejects when the file holds a token that is too short.
  */
-export async function loadAdminToken(listen: AdminListen): Promise<string> {
+export async function loadAdminToken(listen: AdminListen, logger?: Logger): Promise<string> {
   if (listen.adminToken !== null) return listen.adminToken;
   const file = listen.adminTokenFile!;
   try {
     const token = (await readFile(file, 'utf8')).split('\n')[0]!.trim();
+    await warnIfLoose(file, logger);
     if (token.length < ADMIN_TOKEN_CHARS_MIN) {
       throw new Error(`${file}: the admin token must have at least ${ADMIN_TOKEN_CHARS_MIN} characters`);
     }
@@ -74,7 +76,17 @@ export async function loadAdminToken(listen: AdminListen): Promise<string> {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const token = randomBytes(24).toString('base64url');
-  await mkdir(dirname(file), { recursive: true });
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   await writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
   return token;
+}
+
+/** Warns (once, at start) when other users may read the admin token file: it is the keys to all. */
+async function warnIfLoose(file: string, logger: Logger | undefined): Promise<void> {
+  const { mode } = await stat(file);
+  if ((mode & 0o077) === 0) return;
+  logger?.warn(
+    { file, mode: `0${(mode & 0o777).toString(8)}` },
+    `the admin token file ${file} is readable by other users; run: chmod 600 ${file}`,
+  );
 }

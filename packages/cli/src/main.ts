@@ -9,6 +9,9 @@ import { createLogger } from './logger.js';
 const EXIT_FORCED = 130;
 
 async function main(): Promise<void> {
+  // Everything mq writes (storage, snapshots, tokens, keys) is for this user alone: new files
+  // 0600 and directories 0700, whatever the shell's umask.
+  process.umask(0o077);
   const logger = createLogger(process.env['MQ_LOG_LEVEL'] ?? 'info');
   const shutdown = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {

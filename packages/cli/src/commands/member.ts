@@ -203,7 +203,7 @@ export async function startMember(
   let server: RunningServer | undefined;
   let admin: RunningServer | undefined;
   try {
-    const token = await loadAdminToken(options);
+    const token = await loadAdminToken(options, logger);
     const directory = memberDirectory(member);
     admin = await startAdminServer(member.admin, {
       token,

@@ -100,7 +100,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
   let server: RunningServer | undefined;
   let admin: RunningServer | undefined;
   try {
-    const token = await loadAdminToken(options);
+    const token = await loadAdminToken(options, logger);
     await member.ready(SERVE_READY_TIMEOUT_MS);
     const directory = memberDirectory(member);
     admin = await startAdminServer(member.admin, {

@@ -12,6 +12,7 @@
 // start when their entry is applied (bootstrapped with their replica set if new).
 
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { chmod, mkdir } from 'node:fs/promises';
 import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@mq/engine';
 import type { AuthTable } from '@mq/gateway';
 import {
@@ -198,6 +199,9 @@ export class Member implements AccountsHost {
     if (options.storage !== undefined) {
       this.storageValue = options.storage;
     } else {
+      // Payloads, key hashes and the cluster secret live here: this user's alone.
+      await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
+      await chmod(options.dataDir!, 0o700);
       this.storageValue = await LevelStorageEngine.open(options.dataDir!);
       this.ownsStorage = true;
     }
