@@ -7,7 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ADMIN_HOST_DEFAULT, ADMIN_PORT_DEFAULT, ADMIN_TOKEN_CHARS_MIN } from '@mq/gateway';
+import {
+  ADMIN_HOST_DEFAULT,
+  ADMIN_PORT_DEFAULT,
+  ADMIN_TOKEN_CHARS_MIN,
+  type AdminAuditRecord,
+} from '@mq/gateway';
 import { parseHost, parsePort } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { Logger } from './logger.js';
@@ -89,4 +94,18 @@ async function warnIfLoose(file: string, logger: Logger | undefined): Promise<vo
     { file, mode: `0${(mode & 0o777).toString(8)}` },
     `the admin token file ${file} is readable by other users; run: chmod 600 ${file}`,
   );
+}
+
+/**
+ * The admin API's audit log: one line per change (info) and per refused token (warn), with the
+ * client's address; `log: "audit"` tells them apart from the rest.
+ */
+export function adminAudit(logger: Logger | undefined): (record: AdminAuditRecord) => void {
+  return (record) => {
+    if (record.event === 'admin_login_failed') {
+      logger?.warn({ log: 'audit', ...record }, `admin login refused from ${record.client}`);
+    } else {
+      logger?.info({ log: 'audit', ...record }, `admin change: ${record.method} ${record.path}`);
+    }
+  };
 }

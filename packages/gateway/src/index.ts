@@ -69,7 +69,12 @@ export type {
   AdminSpool,
   AdminCluster,
 } from './admin/admin-backend.js';
-export { createAdminApp, type AdminAppOptions, ADMIN_TOKEN_CHARS_MIN } from './admin/admin-app.js';
+export {
+  createAdminApp,
+  type AdminAppOptions,
+  type AdminAuditRecord,
+  ADMIN_TOKEN_CHARS_MIN,
+} from './admin/admin-app.js';
 export {
   startAdminServer,
   type AdminServerOptions,

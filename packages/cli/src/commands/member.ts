@@ -10,7 +10,7 @@ import {
   startAdminServer,
   startHttpServer,
 } from '@mq/gateway';
-import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
+import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
@@ -209,6 +209,7 @@ export async function startMember(
       token,
       host: options.adminHost,
       port: options.adminPort,
+      audit: adminAudit(logger),
       ...memberConsoleOptions(member),
     });
     server = await startHttpServer(gateway, {

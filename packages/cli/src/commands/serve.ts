@@ -19,7 +19,7 @@ import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
 import { gatewayLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
-import { ADMIN_FLAGS, ADMIN_USAGE, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
+import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
@@ -107,6 +107,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       token,
       host: options.adminHost,
       port: options.adminPort,
+      audit: adminAudit(logger),
       ...memberConsoleOptions(member),
     });
     server = await startHttpServer(member.service, {

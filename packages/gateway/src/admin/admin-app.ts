@@ -48,6 +48,38 @@ export interface AdminAppOptions {
   readonly metrics?: () => Promise<string>;
   /** This member's groups and storage latency for the console's cluster page (JSON). */
   readonly memberStatus?: () => object;
+  /** Told of every change made and every refused token (the audit log); never sees a secret. */
+  readonly audit?: (record: AdminAuditRecord) => void;
+}
+
+/**
+ * One line of the audit log: a change that succeeded (its method, path and JSON body, none of
+ * which carries a secret: keys are made by the server and only answered) or a refused token.
+ */
+export interface AdminAuditRecord {
+  readonly event: 'admin_change' | 'admin_login_failed';
+  readonly method: string;
+  readonly path: string;
+  /** The peer's address, or 'unknown' when the app runs without a socket (tests). */
+  readonly client: string;
+  readonly status?: number;
+  readonly body?: Record<string, unknown>;
+}
+
+/** The socket's address under @hono/node-server (its env carries the incoming request). */
+function clientOf(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
+}
+
+/** The request's JSON object body as the route read it (Hono caches it), else undefined. */
+async function auditedBody(c: Context): Promise<Record<string, unknown> | undefined> {
+  try {
+    const value: unknown = JSON.parse(await c.req.text());
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function sha256(text: string): Buffer {
@@ -119,9 +151,21 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
       throw new MqError('unauthenticated', 'the admin token is not recognized');
     }
   };
+  const audit = options.audit ?? (() => undefined);
   app.use('/admin/*', async (c, next) => {
-    checkToken(c.req.header('authorization'));
+    const method = c.req.method;
+    const path = c.req.path;
+    try {
+      checkToken(c.req.header('authorization'));
+    } catch (error) {
+      audit({ event: 'admin_login_failed', method, path, client: clientOf(c) });
+      throw error;
+    }
     await next();
+    if (method === 'GET' || method === 'HEAD' || c.res.status >= 400) return;
+    const body = await auditedBody(c);
+    const status = c.res.status;
+    audit({ event: 'admin_change', method, path, client: clientOf(c), status, ...(body && { body }) });
   });
   const base = '/admin/v1';
   app.get(`${base}/accounts`, async () => jsonResponse(200, { items: await backend.listAccounts() }));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MqError } from '@mq/engine';
-import { createAdminApp } from '../../src/admin/admin-app.js';
+import { type AdminAuditRecord, createAdminApp } from '../../src/admin/admin-app.js';
+import { startAdminServer } from '../../src/admin/admin-server.js';
 import type { AdminAccount, AdminBackend } from '../../src/admin/admin-backend.js';
 
 const TOKEN = 'admin-token-0123456789';
@@ -121,5 +122,45 @@ describe('admin app', () => {
     expect(conflict.status).toBe(409);
     expect(await conflict.json()).toEqual({ kind: 'conflict', message: 'account acme already exists', details: {} });
     expect((await call(app, 'GET', '/nothing')).status).toBe(404);
+  });
+});
+
+describe('the admin audit log', () => {
+  it('records every change and every refused token with the client address, never a secret', async () => {
+    const records: AdminAuditRecord[] = [];
+    const server = await startAdminServer(backend().backend, {
+      token: TOKEN,
+      host: '127.0.0.1',
+      port: 0,
+      audit: (record) => records.push(record),
+    });
+    try {
+      const url = `http://127.0.0.1:${server.port}/admin/v1`;
+      const auth = { authorization: `Bearer ${TOKEN}` };
+      await fetch(`${url}/accounts`, { headers: auth });
+      const created = await fetch(`${url}/accounts/acme/keys`, { method: 'POST', headers: auth });
+      expect(created.status).toBe(201);
+      await fetch(`${url}/accounts/acme`, { method: 'PATCH', headers: auth, body: JSON.stringify({ state: 'blocked' }) });
+      await fetch(`${url}/accounts/acme`, { method: 'PATCH', headers: auth, body: JSON.stringify({ nope: 1 }) });
+      await fetch(`${url}/accounts`, { headers: { authorization: 'Bearer guess-0123456789abcdef' } });
+      expect(records).toEqual([
+        { event: 'admin_change', method: 'POST', path: '/admin/v1/accounts/acme/keys', client: '127.0.0.1', status: 201 },
+        {
+          event: 'admin_change',
+          method: 'PATCH',
+          path: '/admin/v1/accounts/acme',
+          client: '127.0.0.1',
+          status: 200,
+          body: { state: 'blocked' },
+        },
+        { event: 'admin_login_failed', method: 'GET', path: '/admin/v1/accounts', client: '127.0.0.1' },
+      ]);
+      const text = JSON.stringify(records);
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain('guess-0123456789abcdef');
+      expect(text).not.toContain('mqk_x');
+    } finally {
+      await server.close();
+    }
   });
 });
