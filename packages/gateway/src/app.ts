@@ -1,6 +1,7 @@
 // The Hono app serving the /v1 interface over any `SpoolService`, plus /healthz, /readyz and
 // /metrics. All HTTP concerns live here and in the operation files; no queue logic does.
 
+import { BodyBudget } from './body-budget.js';
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import { MqError, type SpoolService } from '@mq/engine';
@@ -97,6 +98,7 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
     metrics: new GatewayMetrics(),
     matchGuard: sharedMatchGuard,
     longPolls: new LongPolls(resolved.shutdownSignal),
+    bodyBudget: new BodyBudget(),
   };
   const app = new Hono<GatewayEnv>();
   const ids = new RequestIds();

@@ -1,16 +1,35 @@
 // Reading request bodies as raw bytes with a bound. Under @hono/node-server the body is read
-// straight from Node's IncomingMessage into one buffer of the declared size (no web-stream
-// layers on the send path); elsewhere (app.request in tests) from the Request's stream.
+// straight from Node's IncomingMessage (no web-stream layers on the send path); elsewhere
+// (app.request in tests) from the Request's stream. Memory follows the bytes that arrived, never
+// the declared Content-Length, and every byte held counts against the BodyBudget while the body
+// is being received; a body slower than BODY_BYTES_PER_SECOND_MIN (after a grace) is cut.
 
 import assert from 'node:assert/strict';
 import { IncomingMessage } from 'node:http';
 import { MqError, invalidArgument } from '@mq/engine';
+import type { BodyBudget } from './body-budget.js';
 
 export interface BodyLimits {
   /** Bytes the body must have exactly (the Content-Length), when declared. */
   readonly exactBytes: number | undefined;
   /** Bytes beyond which reading stops with 413 message_too_large. */
   readonly maxBytes: number;
+  /** How long the whole body may take; default bodyDeadlineMs of its size. */
+  readonly deadlineMs?: number;
+  /** Where the bytes held are counted, and for which account. */
+  readonly budget?: { readonly budget: BodyBudget; readonly account: string | undefined };
+}
+
+/** A body has this long before its transfer rate is judged at all. */
+export const BODY_GRACE_MS = 10_000;
+/** The slowest body transfer kept after the grace: a 1 MiB body has 10 s + 64 s. */
+export const BODY_BYTES_PER_SECOND_MIN = 16_384;
+
+function tooSlow(): MqError {
+  return invalidArgument(
+    'Content-Length',
+    `the body arrived slower than ${BODY_BYTES_PER_SECOND_MIN} bytes per second`,
+  );
 }
 
 function tooLarge(maxBytes: number): MqError {
@@ -22,46 +41,68 @@ function lengthMismatch(): MqError {
   return invalidArgument('Content-Length', 'the body does not match its Content-Length');
 }
 
-/** Collects chunks, into one preallocated buffer when the length is known. */
+/**
+ * Collects chunks as they arrive (a declared length allocates nothing up front), counting them
+ * against the budget; `release` gives the count back once, when reading ended either way.
+ */
 class Collector {
-  private readonly exact: Buffer | undefined;
   private readonly chunks: Uint8Array[] = [];
   received = 0;
+  private held = 0;
 
   constructor(private readonly limits: BodyLimits) {
     const exactBytes = limits.exactBytes;
     assert(exactBytes === undefined || exactBytes <= limits.maxBytes, 'exact within max');
-    this.exact = exactBytes === undefined ? undefined : Buffer.allocUnsafeSlow(exactBytes);
   }
 
-  /** Adds a chunk; throws invalid_argument beyond exactBytes, else 413 beyond maxBytes. */
+  /** Adds a chunk; throws invalid_argument beyond exactBytes, 413 beyond maxBytes, 429/503. */
   add(chunk: Uint8Array): void {
     const total = this.received + chunk.length;
-    if (this.exact !== undefined) {
-      if (total > this.exact.length) throw lengthMismatch();
-      this.exact.set(chunk, this.received);
-    } else {
-      if (total > this.limits.maxBytes) throw tooLarge(this.limits.maxBytes);
-      this.chunks.push(chunk);
+    if (this.limits.exactBytes !== undefined) {
+      if (total > this.limits.exactBytes) throw lengthMismatch();
+    } else if (total > this.limits.maxBytes) {
+      throw tooLarge(this.limits.maxBytes);
     }
+    const budget = this.limits.budget;
+    if (budget !== undefined) {
+      budget.budget.take(budget.account, chunk.length);
+      this.held += chunk.length;
+    }
+    this.chunks.push(chunk);
     this.received = total;
   }
 
   /** The whole body; throws invalid_argument when fewer than exactBytes arrived. */
   finish(): Uint8Array {
-    if (this.exact !== undefined) {
-      if (this.received !== this.exact.length) throw lengthMismatch();
-      return this.exact;
+    if (this.limits.exactBytes !== undefined && this.received !== this.limits.exactBytes) {
+      throw lengthMismatch();
     }
     return this.chunks.length === 1 ? (this.chunks[0] as Uint8Array) : Buffer.concat(this.chunks);
   }
+
+  release(): void {
+    this.limits.budget?.budget.give(this.limits.budget.account, this.held);
+    this.held = 0;
+  }
+}
+
+/** How long a body of `bytes` may take to arrive: the grace plus the slowest rate kept. */
+export function bodyDeadlineMs(bytes: number): number {
+  return BODY_GRACE_MS + Math.ceil((bytes * 1_000) / BODY_BYTES_PER_SECOND_MIN);
 }
 
 function readIncoming(incoming: IncomingMessage, limits: BodyLimits): Promise<Uint8Array> {
   const collector = new Collector(limits);
   if (incoming.readableEnded) return Promise.resolve(collector.finish());
   return new Promise<Uint8Array>((resolve, reject) => {
+    // A body trickling in holds its connection and its bytes: past its deadline it is cut.
+    const slow = setTimeout(() => {
+      fail(tooSlow());
+      incoming.socket.destroy();
+    }, limits.deadlineMs ?? bodyDeadlineMs(limits.exactBytes ?? limits.maxBytes));
     const cleanup = (): void => {
+      clearTimeout(slow);
+      collector.release();
       incoming.off('data', onData);
       incoming.off('end', onEnd);
       incoming.off('error', onFail);
@@ -105,6 +146,7 @@ async function readStream(
   const collector = new Collector(limits);
   if (stream === null) return collector.finish();
   const reader = stream.getReader();
+  const release = collector.release.bind(collector);
   try {
     // Each read either ends the stream or delivers bytes counted against maxBytes, which ends
     // the loop by an exception; empty chunks are bounded separately.
@@ -116,6 +158,7 @@ async function readStream(
     }
     throw lengthMismatch();
   } finally {
+    release();
     reader.releaseLock();
   }
 }

@@ -92,3 +92,14 @@ export {
   spoolLabels,
   type QueueSample,
 } from './queue-metrics.js';
+export {
+  ADMIN_CONNECTION_LIMITS,
+  type ConnectionLimits,
+  type ConnectionStats,
+  PUBLIC_CONNECTION_LIMITS,
+} from './connection-guard.js';
+export {
+  BODY_BYTES_IN_FLIGHT_MAX,
+  BODY_BYTES_IN_FLIGHT_PER_ACCOUNT_MAX,
+  BodyBudget,
+} from './body-budget.js';

@@ -4,6 +4,7 @@
 // the spool and queue exist and answers 404 instead when they do not, so a missing target wins
 // over a malformed request without costing a lookup on the good path.
 
+import type { BodyBudget } from './body-budget.js';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
@@ -37,6 +38,8 @@ export interface GatewayDeps {
   readonly metrics: GatewayMetrics;
   readonly matchGuard: MatchGuard;
   readonly longPolls: LongPolls;
+  /** Request body bytes being received, per process and per account. */
+  readonly bodyBudget: BodyBudget;
 }
 
 export interface GatewayRequest {

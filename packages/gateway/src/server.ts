@@ -18,10 +18,18 @@ import {
   type GatewayOptions,
 } from './options.js';
 import { RuntimeMetrics } from './runtime-metrics.js';
+import {
+  type ConnectionLimits,
+  type ConnectionStats,
+  PUBLIC_CONNECTION_LIMITS,
+  guardConnections,
+} from './connection-guard.js';
 
 export interface RunningServer {
   readonly port: number;
   readonly host: string;
+  /** Connections open, refused at accept and reaped for silence (when the listener counts). */
+  connectionStats?(): ConnectionStats;
   /** Graceful close; resolves when every connection is closed. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -31,6 +39,8 @@ export interface ServerOptions extends GatewayOptions {
   host?: string;
   /** Port to bind, 0 for an ephemeral one; default 8080. */
   port?: number;
+  /** Bounds on connections; default PUBLIC_CONNECTION_LIMITS. */
+  connectionLimits?: ConnectionLimits;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -130,6 +140,7 @@ export async function startHttpServer(
   // hiding repeated or unknown Svc-* headers from validation.
   server.maxHeadersCount = 0;
   server.maxConnections = CONNECTIONS_MAX;
+  const connectionStats = guardConnections(server, options.connectionLimits ?? PUBLIC_CONNECTION_LIMITS);
   server.on('clientError', answerClientError);
   try {
     await listen(server, options.port ?? 8080, host);
@@ -142,6 +153,7 @@ export async function startHttpServer(
   return {
     port,
     host,
+    connectionStats,
     close: () => (closing ??= closeGracefully(server, shutdown).finally(() => runtime.stop())),
   };
 }

@@ -4,6 +4,11 @@ import type { AddressInfo } from 'node:net';
 import type { AdminBackend } from './admin-backend.js';
 import { createAdminApp, type AdminAppOptions } from './admin-app.js';
 import { createBoundedServer, type RunningServer } from '../server.js';
+import {
+  ADMIN_CONNECTION_LIMITS,
+  type ConnectionLimits,
+  guardConnections,
+} from '../connection-guard.js';
 
 export const ADMIN_HOST_DEFAULT = '127.0.0.1';
 export const ADMIN_PORT_DEFAULT = 8081;
@@ -13,6 +18,8 @@ export const ADMIN_CONNECTIONS_MAX = 64;
 export interface AdminServerOptions extends AdminAppOptions {
   readonly host?: string;
   readonly port?: number;
+  /** Bounds on connections; default ADMIN_CONNECTION_LIMITS. */
+  readonly connectionLimits?: ConnectionLimits;
 }
 
 /** Starts the admin API; rejects with the listen error (EADDRINUSE...). */
@@ -24,6 +31,7 @@ export async function startAdminServer(
   const host = options.host ?? ADMIN_HOST_DEFAULT;
   const server = createBoundedServer(app.fetch);
   server.maxConnections = ADMIN_CONNECTIONS_MAX;
+  const connectionStats = guardConnections(server, options.connectionLimits ?? ADMIN_CONNECTION_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? ADMIN_PORT_DEFAULT, host, () => {
@@ -38,5 +46,5 @@ export async function startAdminServer(
       server.close(() => resolve());
       server.closeAllConnections();
     }));
-  return { port, host, close };
+  return { port, host, close, connectionStats };
 }

@@ -38,6 +38,7 @@ async function settingsBody(request: GatewayRequest): Promise<SettingsInput> {
   const bytes = await readBody(request.c.env?.incoming, () => raw.body, {
     exactBytes: declared.exactBytes,
     maxBytes: JSON_BODY_MAX_BYTES,
+    budget: { budget: request.deps.bodyBudget, account: request.c.get('account') },
   });
   return parseSettingsBody(parseJsonBytes(bytes));
 }

@@ -43,6 +43,7 @@ async function sendRequestOf(request: GatewayRequest, plan: PayloadPlan): Promis
   const payload = await readBody(request.c.env?.incoming, () => raw.body, {
     exactBytes: plan.lengthBytes,
     maxBytes: plan.lengthBytes,
+    budget: { budget: request.deps.bodyBudget, account: request.c.get('account') },
   });
   const base = { payload, delayMs: plan.delayMs, wantHandle: plan.wantHandle };
   return plan.dedupKey === undefined ? base : { ...base, dedupKey: plan.dedupKey };

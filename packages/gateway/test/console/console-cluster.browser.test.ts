@@ -127,7 +127,8 @@ describe('operator log of a cluster member', () => {
     const spool = `${TEST_ACCOUNT}/default`;
     const isPrimaryLine = (line: Record<string, unknown>): boolean =>
       line['event'] === 'leader_changed' && line['spool'] === spool && line['to'] === primary;
-    await expect.poll(() => operatorLines().filter(isPrimaryLine).length).toBe(1);
+    // The operator log compares the member's status once a second: wait for that sample.
+    await expect.poll(() => operatorLines().filter(isPrimaryLine).length, { timeout: 15_000 }).toBe(1);
     const line = operatorLines().find(isPrimaryLine)!;
     expect(line).toMatchObject({ level: 30, member: primary, role: 'leader' });
     expect(typeof line['term']).toBe('number');
