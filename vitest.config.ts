@@ -17,5 +17,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // expect.poll waits for something real processes or a browser do: on a loaded 2-core CI
+    // machine that takes longer than vitest's 1 s default, never longer than this.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
