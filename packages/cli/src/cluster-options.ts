@@ -111,9 +111,9 @@ export function parseDataDir(text: string, source: string): string {
 }
 
 /** `http://host:port/v1` (IPv6 hosts bracketed). */
-export function apiBaseUrl(host: string, port: number): string {
+export function apiBaseUrl(host: string, port: number, secure = false): string {
   const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  return `http://${shown}:${port}/v1`;
+  return `${secure ? 'https' : 'http'}://${shown}:${port}/v1`;
 }
 
 /** Resolves when `signal` aborts (at once if it already has). */

@@ -103,3 +103,4 @@ export {
   BODY_BYTES_IN_FLIGHT_PER_ACCOUNT_MAX,
   BodyBudget,
 } from './body-budget.js';
+export { type ListenerTls, TLS_RELOAD_CHECK_MS, loadTlsPair } from './listener-tls.js';

@@ -18,6 +18,8 @@ import {
   type GatewayOptions,
 } from './options.js';
 import { RuntimeMetrics } from './runtime-metrics.js';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { type ListenerTls, type TlsReloader, loadTlsPair, watchTls } from './listener-tls.js';
 import {
   type ConnectionLimits,
   type ConnectionStats,
@@ -30,6 +32,8 @@ export interface RunningServer {
   readonly host: string;
   /** Connections open, refused at accept and reaped for silence (when the listener counts). */
   connectionStats?(): ConnectionStats;
+  /** With TLS: checks the certificate files now, true when a new pair was applied (SIGHUP). */
+  reloadTls?(): boolean;
   /** Graceful close; resolves when every connection is closed. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -41,6 +45,10 @@ export interface ServerOptions extends GatewayOptions {
   port?: number;
   /** Bounds on connections; default PUBLIC_CONNECTION_LIMITS. */
   connectionLimits?: ConnectionLimits;
+  /** Serve HTTPS with this certificate and key (reloaded when the files change). */
+  tls?: ListenerTls;
+  /** Told of each certificate reload (null) or refused reload (the error). */
+  onTlsReload?: (error: Error | null) => void;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -100,16 +108,30 @@ function closeGracefully(server: Server, shutdown: AbortController): Promise<voi
  */
 export function createBoundedServer(
   fetch: (request: Request) => Response | Promise<Response>,
+  tls?: ListenerTls,
 ): Server {
+  const serverOptions = {
+    maxHeaderSize: HEADER_MAX_BYTES,
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+  };
+  if (tls === undefined) return createAdaptorServer({ fetch, serverOptions }) as Server;
   return createAdaptorServer({
     fetch,
-    serverOptions: {
-      maxHeaderSize: HEADER_MAX_BYTES,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    },
+    createServer: createHttpsServer,
+    serverOptions: { ...serverOptions, ...loadTlsPair(tls) },
   }) as Server;
+}
+
+/** Starts watching the listener's certificate files; undefined without TLS. */
+export function reloadingTls(
+  server: Server,
+  tls: ListenerTls | undefined,
+  onEvent: ((error: Error | null) => void) | undefined,
+): TlsReloader | undefined {
+  if (tls === undefined) return undefined;
+  return watchTls(server as unknown as HttpsServer, tls, onEvent ?? (() => undefined));
 }
 
 /**
@@ -135,7 +157,7 @@ export async function startHttpServer(
     shutdownSignal: shutdown.signal,
     metricsExtra: () => runtime.render() + (extra?.() ?? ''),
   });
-  const server = createBoundedServer(app.fetch);
+  const server = createBoundedServer(app.fetch, options.tls);
   // Header count is bounded by HEADER_MAX_BYTES; a count limit would drop headers silently,
   // hiding repeated or unknown Svc-* headers from validation.
   server.maxHeadersCount = 0;
@@ -149,11 +171,17 @@ export async function startHttpServer(
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
+  const tls = reloadingTls(server, options.tls, options.onTlsReload);
   let closing: Promise<void> | undefined;
   return {
     port,
     host,
     connectionStats,
-    close: () => (closing ??= closeGracefully(server, shutdown).finally(() => runtime.stop())),
+    ...(tls && { reloadTls: tls.reload }),
+    close: () =>
+      (closing ??= closeGracefully(server, shutdown).finally(() => {
+        runtime.stop();
+        tls?.stop();
+      })),
   };
 }

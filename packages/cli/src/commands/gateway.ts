@@ -7,6 +7,7 @@ import {
   AccountWatch,
   RemoteSpoolService,
   type RemoteSpoolServiceOptions,
+  type ListenerTls,
   type RunningServer,
   startHttpServer,
 } from '@mq/gateway';
@@ -26,6 +27,7 @@ import type { Logger } from '../logger.js';
 import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
 import { clientCredentials } from '@mq/raft';
+import { TLS_FLAGS, TLS_USAGE, listenerTlsOptions, reloadOnHangup, tlsOf } from '../tls-options.js';
 import {
   CLUSTER_TLS_FLAGS,
   CLUSTER_TLS_USAGE,
@@ -36,6 +38,8 @@ import {
 } from '../cluster-tls-options.js';
 
 export interface GatewayCommandOptions extends HttpListen {
+  /** HTTPS for the API (null: plain HTTP). */
+  readonly tls: ListenerTls | null;
   /** Member id -> gRPC address. */
   readonly members: Readonly<Record<string, string>>;
   /** Gateways sharing each account's request rate (this one enforces 1/gateways of it). */
@@ -71,6 +75,7 @@ Options:
                   account's request rate and burst. Env MQ_GATEWAYS. Default 1.
   --port PORT     TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST     Address to bind. Env MQ_HOST. Default 127.0.0.1.
+${TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
   -h, --help      Show this help.`;
 
@@ -103,6 +108,7 @@ export function parseGatewayArgs(
     host: { type: 'string' },
     gateways: { type: 'string' },
     ...CLUSTER_TLS_FLAGS,
+    ...TLS_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -121,6 +127,7 @@ export function parseGatewayArgs(
     gateways,
     clusterTls: clusterTlsOf(flags, env, 'mq gateway'),
     ...httpListenOf(flags, env),
+    ...tlsOf(flags, env),
   };
 }
 
@@ -146,6 +153,7 @@ export async function startGateway(
   let server: RunningServer;
   try {
     server = await startHttpServer(service, {
+      ...listenerTlsOptions(options.tls, logger, 'API'),
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
@@ -158,14 +166,16 @@ export async function startGateway(
     await service.close();
     throw error;
   }
+  const stopHangup = reloadOnHangup([server]);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= server
       .close()
+      .finally(stopHangup)
       .finally(() => accounts.close())
       .finally(() => service.close()));
   const { host, port } = server;
-  return { service, accounts, host, port, baseUrl: apiBaseUrl(host, port), close };
+  return { service, accounts, host, port, baseUrl: apiBaseUrl(host, port, options.tls !== null), close };
 }
 
 async function runGateway(argv: readonly string[], context: CommandContext): Promise<number> {

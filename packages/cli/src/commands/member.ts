@@ -6,10 +6,21 @@
 import {
   RemoteSpoolService,
   type RemoteSpoolServiceOptions,
+  type ListenerTls,
   type RunningServer,
   startAdminServer,
   startHttpServer,
 } from '@mq/gateway';
+import {
+  ADMIN_TLS_FLAGS,
+  ADMIN_TLS_USAGE,
+  TLS_FLAGS,
+  TLS_USAGE,
+  adminTlsOf,
+  listenerTlsOptions,
+  reloadOnHangup,
+  tlsOf,
+} from '../tls-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
@@ -49,6 +60,9 @@ import { renderMemberMetrics, renderRemoteMetrics } from '../status-metrics.js';
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
 
 export interface MemberCommandOptions extends HttpListen, AdminListen {
+  /** HTTPS for the API and for the admin API (null: plain HTTP). */
+  readonly tls: ListenerTls | null;
+  readonly adminTls: ListenerTls | null;
   readonly id: string;
   /** Every member's gRPC address by id, this member included. */
   readonly peers: Readonly<Record<string, string>>;
@@ -97,6 +111,8 @@ Options:
                       wait to be added with \`mq admin members add ID HOST:PORT\`. --peers must
                       name this member and the existing ones.
 ${ADMIN_USAGE}
+${TLS_USAGE}
+${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
   -h, --help          Show this help.
 
@@ -120,6 +136,8 @@ export function parseMemberArgs(
     port: { type: 'string' },
     host: { type: 'string' },
     ...ADMIN_FLAGS,
+    ...TLS_FLAGS,
+    ...ADMIN_TLS_FLAGS,
     ...CLUSTER_TLS_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -148,6 +166,8 @@ export function parseMemberArgs(
     clusterTls: clusterTlsOf(flags, env, 'mq member'),
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
+    ...tlsOf(flags, env),
+    ...adminTlsOf(flags, env),
   };
 }
 
@@ -206,6 +226,7 @@ export async function startMember(
     const token = await loadAdminToken(options, logger);
     const directory = memberDirectory(member);
     admin = await startAdminServer(member.admin, {
+      ...listenerTlsOptions(options.adminTls, logger, 'admin API'),
       token,
       host: options.adminHost,
       port: options.adminPort,
@@ -213,6 +234,7 @@ export async function startMember(
       ...memberConsoleOptions(member),
     });
     server = await startHttpServer(gateway, {
+      ...listenerTlsOptions(options.tls, logger, 'API'),
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
@@ -230,17 +252,19 @@ export async function startMember(
   }
   const api = server;
   const adminServer = admin;
+  const stopHangup = reloadOnHangup([api, adminServer]);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= api
       .close()
+      .finally(stopHangup)
       .finally(stopOperatorLog)
       .finally(() => adminServer.close())
       .finally(() => gateway.close())
       .finally(() => member.close()));
   const ready = untilReady(member, () => closing !== undefined, logger);
   const { host, port } = api;
-  const baseUrl = apiBaseUrl(host, port);
+  const baseUrl = apiBaseUrl(host, port, options.tls !== null);
   return { member, gateway, host, port, baseUrl, adminPort: admin.port, ready, close };
 }
 

@@ -2,7 +2,7 @@
 // gRPC port on a free loopback port since no peer ever dials it) stores everything in LevelDB
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
-import { type RunningServer, startAdminServer, startHttpServer } from '@mq/gateway';
+import { type ListenerTls, type RunningServer, startAdminServer, startHttpServer } from '@mq/gateway';
 import { Member } from '@mq/member';
 import { MemoryNetwork } from '@mq/raft';
 import { parseFlags } from '../args.js';
@@ -19,6 +19,16 @@ import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
 import { gatewayLogOptions } from '../log-options.js';
 import { renderMemberMetrics } from '../status-metrics.js';
+import {
+  ADMIN_TLS_FLAGS,
+  ADMIN_TLS_USAGE,
+  TLS_FLAGS,
+  TLS_USAGE,
+  adminTlsOf,
+  listenerTlsOptions,
+  reloadOnHangup,
+  tlsOf,
+} from '../tls-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
@@ -31,6 +41,9 @@ export const SERVE_MEMBER_ID = 'n1';
 export const SERVE_READY_TIMEOUT_MS = 60_000;
 
 export interface ServeOptions extends HttpListen, AdminListen {
+  /** HTTPS for the API and for the admin API (null: plain HTTP). */
+  readonly tls: ListenerTls | null;
+  readonly adminTls: ListenerTls | null;
   /** Directory of the member's storage (created if missing). */
   readonly dataDir: string;
 }
@@ -59,6 +72,8 @@ Options:
   --port PORT         TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST         Address to bind. Env MQ_HOST. Default 127.0.0.1.
 ${ADMIN_USAGE}
+${TLS_USAGE}
+${ADMIN_TLS_USAGE}
   -h, --help          Show this help.`;
 
 /**
@@ -71,13 +86,21 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     port: { type: 'string' },
     host: { type: 'string' },
     ...ADMIN_FLAGS,
+    ...TLS_FLAGS,
+    ...ADMIN_TLS_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
   const data = flagOrEnv(flags, 'data', env, 'MQ_DATA_DIR');
   const dataDir =
     data === undefined ? SERVE_DATA_DIR_DEFAULT : parseDataDir(data.value, data.source);
-  return { dataDir, ...httpListenOf(flags, env), ...adminListenOf(flags, env, dataDir) };
+  return {
+    dataDir,
+    ...httpListenOf(flags, env),
+    ...adminListenOf(flags, env, dataDir),
+    ...tlsOf(flags, env),
+    ...adminTlsOf(flags, env),
+  };
 }
 
 /**
@@ -104,6 +127,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     await member.ready(SERVE_READY_TIMEOUT_MS);
     const directory = memberDirectory(member);
     admin = await startAdminServer(member.admin, {
+      ...listenerTlsOptions(options.adminTls, logger, 'admin API'),
       token,
       host: options.adminHost,
       port: options.adminPort,
@@ -111,6 +135,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       ...memberConsoleOptions(member),
     });
     server = await startHttpServer(member.service, {
+      ...listenerTlsOptions(options.tls, logger, 'API'),
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
@@ -126,15 +151,24 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
   }
   const api = server;
   const adminServer = admin;
+  const stopHangup = reloadOnHangup([api, adminServer]);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= api
       .close()
+      .finally(stopHangup)
       .finally(stopOperatorLog)
       .finally(() => adminServer.close())
       .finally(() => member.close()));
   const { host, port } = api;
-  return { host, port, baseUrl: apiBaseUrl(host, port), member, adminPort: admin.port, close };
+  return {
+    host,
+    port,
+    baseUrl: apiBaseUrl(host, port, options.tls !== null),
+    member,
+    adminPort: admin.port,
+    close,
+  };
 }
 
 async function runServe(argv: readonly string[], context: CommandContext): Promise<number> {

@@ -10,6 +10,7 @@ describe('parseGatewayArgs', () => {
     expect(() => parseGatewayArgs(['--members', 'n1=a:1'], { MQ_INSECURE_CLUSTER: 'maybe' })).toThrow(/true or false/);
     expect(parseGatewayArgs(['--members', 'n1=a:1', '--insecure-cluster'], {})).toMatchObject({
       clusterTls: { mode: 'insecure' },
+      tls: null,
     });
   });
 
@@ -20,6 +21,7 @@ describe('parseGatewayArgs', () => {
       host: '127.0.0.1',
       port: 8080,
       clusterTls: { mode: 'insecure' },
+      tls: null,
     });
     expect(parseGatewayArgs(['--members', 'n1=a:1', '--gateways', '3'], INSECURE)).toMatchObject({ gateways: 3 });
     expect(parseGatewayArgs(['--members', 'n1=a:1'], { MQ_GATEWAYS: '2', ...INSECURE })).toMatchObject({ gateways: 2 });
@@ -27,8 +29,8 @@ describe('parseGatewayArgs', () => {
       expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--gateways', bad], INSECURE)).toThrow(UsageError);
     }
     const env = { MQ_MEMBERS: 'm=x:1', MQ_PORT: '9000', MQ_HOST: '0.0.0.0', ...INSECURE };
-    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, gateways: 1, host: '0.0.0.0', port: 9000, clusterTls: { mode: 'insecure' } });
-    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, gateways: 1, host: '0.0.0.0', port: 0, clusterTls: { mode: 'insecure' } });
+    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, gateways: 1, host: '0.0.0.0', port: 9000, clusterTls: { mode: 'insecure' }, tls: null });
+    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, gateways: 1, host: '0.0.0.0', port: 0, clusterTls: { mode: 'insecure' }, tls: null });
     expect(() => parseGatewayArgs([], INSECURE)).toThrow(/--members/);
     expect(() => parseGatewayArgs(['--members', 'x'], INSECURE)).toThrow(UsageError);
     expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--data', 'd'], INSECURE)).toThrow(UsageError);
@@ -44,6 +46,7 @@ describe('startGateway', () => {
       host: '127.0.0.1',
       port: 0,
       clusterTls: { mode: 'insecure' },
+      tls: null,
     });
     try {
       const root = gateway.baseUrl.replace(/\/v1$/, '');

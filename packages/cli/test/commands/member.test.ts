@@ -25,6 +25,8 @@ describe('parseMemberArgs', () => {
       adminToken: null,
       join: false,
       clusterTls: { mode: 'insecure' },
+      tls: null,
+      adminTls: null,
     });
     expect(parseMemberArgs(['--id', 'n2', '--peers', PEERS, '--join'], INSECURE)).toMatchObject({ join: true });
     expect(() => parseMemberArgs(['--peers', PEERS], INSECURE)).toThrow(/--id/);

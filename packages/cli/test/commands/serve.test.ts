@@ -6,7 +6,7 @@ import { SERVE_DATA_DIR_DEFAULT, UsageError, parseServeArgs, runCli, startServe 
 import { captureIo } from '../io.js';
 
 let auth: Record<string, string> = {};
-const ADMIN = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32) };
+const ADMIN = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32), tls: null, adminTls: null };
 
 /** A key of a fresh account on `server` (through its admin backend). */
 async function keyOn(server: { member: { admin: { createAccount(id: string, plan?: string): Promise<unknown>; createKey(id: string): Promise<{ key: string }> } } }): Promise<Record<string, string>> {
@@ -35,7 +35,20 @@ describe('parseServeArgs', () => {
       adminPort: 8081,
       adminTokenFile: join(SERVE_DATA_DIR_DEFAULT, 'admin-token'),
       adminToken: null,
+      tls: null,
+      adminTls: null,
     });
+  });
+
+  it('takes HTTPS files for the API, and for the admin API (the public pair by default)', () => {
+    const pair = ['--tls-cert', 'api.crt', '--tls-key', 'api.key'];
+    expect(parseServeArgs(pair, {})).toMatchObject({
+      tls: { certFile: 'api.crt', keyFile: 'api.key' },
+      adminTls: { certFile: 'api.crt', keyFile: 'api.key' },
+    });
+    const env = { MQ_ADMIN_TLS_CERT: 'admin.crt', MQ_ADMIN_TLS_KEY: 'admin.key' };
+    expect(parseServeArgs(pair, env)).toMatchObject({ adminTls: { certFile: 'admin.crt', keyFile: 'admin.key' } });
+    expect(() => parseServeArgs(['--tls-cert', 'api.crt'], {})).toThrow(/go together/);
   });
 
   it('reads MQ_DATA_DIR, MQ_PORT, MQ_HOST; flags win', () => {

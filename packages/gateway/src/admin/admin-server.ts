@@ -3,7 +3,8 @@
 import type { AddressInfo } from 'node:net';
 import type { AdminBackend } from './admin-backend.js';
 import { createAdminApp, type AdminAppOptions } from './admin-app.js';
-import { createBoundedServer, type RunningServer } from '../server.js';
+import { createBoundedServer, reloadingTls, type RunningServer } from '../server.js';
+import type { ListenerTls } from '../listener-tls.js';
 import {
   ADMIN_CONNECTION_LIMITS,
   type ConnectionLimits,
@@ -20,6 +21,9 @@ export interface AdminServerOptions extends AdminAppOptions {
   readonly port?: number;
   /** Bounds on connections; default ADMIN_CONNECTION_LIMITS. */
   readonly connectionLimits?: ConnectionLimits;
+  /** Serve HTTPS with this certificate and key (reloaded when the files change). */
+  readonly tls?: ListenerTls;
+  readonly onTlsReload?: (error: Error | null) => void;
 }
 
 /** Starts the admin API; rejects with the listen error (EADDRINUSE...). */
@@ -29,7 +33,7 @@ export async function startAdminServer(
 ): Promise<RunningServer> {
   const app = createAdminApp(backend, options);
   const host = options.host ?? ADMIN_HOST_DEFAULT;
-  const server = createBoundedServer(app.fetch);
+  const server = createBoundedServer(app.fetch, options.tls);
   server.maxConnections = ADMIN_CONNECTIONS_MAX;
   const connectionStats = guardConnections(server, options.connectionLimits ?? ADMIN_CONNECTION_LIMITS);
   await new Promise<void>((resolve, reject) => {
@@ -40,11 +44,13 @@ export async function startAdminServer(
     });
   });
   const port = (server.address() as AddressInfo).port;
+  const tls = reloadingTls(server, options.tls, options.onTlsReload);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= new Promise<void>((resolve) => {
+      tls?.stop();
       server.close(() => resolve());
       server.closeAllConnections();
     }));
-  return { port, host, close, connectionStats };
+  return { port, host, close, connectionStats, ...(tls && { reloadTls: tls.reload }) };
 }
