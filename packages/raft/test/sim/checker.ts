@@ -2,9 +2,15 @@
 //   election safety      at most one leader per term;
 //   log matching         two logs holding an entry with the same index and term hold the same
 //                        entry there and agree on the term just before it;
-//   leader completeness  a new leader's log holds every entry applied anywhere so far;
+//   leader completeness  a new leader of term T holds every entry committed in a term before T
+//                        (Raft 5.4.3: entries committed in later terms need not be there; a
+//                        node stalled mid-election may win an old term after a newer one
+//                        committed entries, and can commit nothing in it);
 //   state machine safety every replica applying index i reaches the same state (hash chain);
-//   leader lease         while a leader holds its lease, nobody leads a later term;
+//   leader lease         while a leader holds its lease, nobody leads a later term, and its
+//                        term is no older than any applied entry's (a leader elected late for
+//                        an old term, after a newer one committed, never holds a lease: it
+//                        would serve receives beside the newer primary);
 //   durability           every acknowledged proposal is applied at the index it was given.
 // A violation throws SafetyViolation, which the simulation reports with its seed.
 
@@ -53,7 +59,15 @@ export class Checker {
   private readonly appliedH1: number[] = [];
   private readonly appliedH2: number[] = [];
   private readonly appliedKey: (string | undefined)[] = [];
+  /**
+   * For each applied index, the lowest term of a replica seen applying it: the entry was
+   * committed in that term or an earlier one (a replica at term u knows only commits of terms up
+   * to u), so a leader of a later term must hold it.
+   */
+  private readonly committedByTerm: number[] = [];
   maxApplied = 0;
+  /** The highest term of any applied entry: committed in that term or later. */
+  maxAppliedTerm = 0;
   elections = 0;
   leaseChecks = 0;
 
@@ -76,14 +90,17 @@ export class Checker {
   }
 
   /** State machine safety: the chain after applying index i is the same everywhere. */
-  onApply(id: NodeId, entry: Entry, state: ChainState): void {
+  onApply(id: NodeId, entry: Entry, state: ChainState, replicaTerm: number): void {
     const i = entry.index;
+    const bound = this.committedByTerm[i];
+    if (bound === undefined || replicaTerm < bound) this.committedByTerm[i] = replicaTerm;
     if (this.appliedTerm[i] === undefined) {
       this.appliedTerm[i] = entry.term;
       this.appliedH1[i] = state.h1;
       this.appliedH2[i] = state.h2;
       this.appliedKey[i] = entry.type === 0 ? decoder.decode(entry.data) : undefined;
       if (i > this.maxApplied) this.maxApplied = i;
+      if (entry.term > this.maxAppliedTerm) this.maxAppliedTerm = entry.term;
       return;
     }
     const sameChain = this.appliedH1[i] === state.h1 && this.appliedH2[i] === state.h2;
@@ -134,6 +151,12 @@ export class Checker {
     if (leaseHolder === null) return;
     this.leaseChecks += 1;
     const term = leaseHolder.core.currentTerm();
+    if (term < this.maxAppliedTerm) {
+      throw new SafetyViolation(
+        `lease: ${leaseHolder.id} holds a lease in term ${term} after an entry of term ` +
+          `${this.maxAppliedTerm} was committed`,
+      );
+    }
     for (const { id, core } of replicas) {
       if (core.isLeader() && core.currentTerm() > term) {
         throw new SafetyViolation(
@@ -145,7 +168,10 @@ export class Checker {
   }
 
   private checkLeaderCompleteness(id: NodeId, core: RaftCore): void {
+    const leaderTerm = core.currentTerm();
     for (let i = core.logBaseIndex() + 1; i <= this.maxApplied; i += 1) {
+      const committedBy = this.committedByTerm[i];
+      if (committedBy === undefined || committedBy >= leaderTerm) continue;
       const term = core.termAt(i);
       if (term !== this.appliedTerm[i]) {
         throw new SafetyViolation(

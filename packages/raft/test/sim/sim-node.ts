@@ -162,7 +162,7 @@ export class SimNode {
       for (const m of ready.messages) this.host.network.send(m);
       for (const entry of ready.committed) {
         this.sm.apply(entry);
-        this.host.checker.onApply(this.id, entry, this.sm.state());
+        this.host.checker.onApply(this.id, entry, this.sm.state(), core.currentTerm());
         this.host.onApplied(this, entry);
       }
       this.persist(core, ready);
