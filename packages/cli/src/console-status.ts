@@ -5,6 +5,7 @@
 import { type AdminAppOptions, renderQueueMetrics } from '@mq/gateway';
 import type { Member, MemberStatus } from '@mq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
+import { renderMemberGroupMetrics } from './status-metrics.js';
 
 export interface GroupStatusJson {
   readonly group: string;
@@ -83,11 +84,14 @@ export function memberConsoleOptions(
 ): Pick<AdminAppOptions, 'metrics' | 'memberStatus'> {
   return {
     memberStatus: () => memberStatusJson(member.status(), member.storageStats()),
-    metrics: () =>
-      renderQueueMetrics(
+    // Everything labelled by spool or account lives here, behind the admin token: the Raft
+    // groups and replicas, then the per-queue families.
+    metrics: async () =>
+      renderMemberGroupMetrics(member.status()) +
+      (await renderQueueMetrics(
         member.service,
         member.status().depths.map((depth) => depth.spool),
         Date.now(),
-      ),
+      )),
   };
 }

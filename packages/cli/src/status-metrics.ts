@@ -93,6 +93,18 @@ export function renderMemberMetrics(
   ready: boolean,
   storage: StorageStats | null = null,
 ): string {
+  return renderMemberProcessMetrics(status, ready, storage) + renderMemberGroupMetrics(status);
+}
+
+/**
+ * What a member's public /metrics shows: readiness and its storage engine, nothing that names a
+ * spool or an account (those are on the admin listener: renderMemberGroupMetrics).
+ */
+export function renderMemberProcessMetrics(
+  status: MemberStatus,
+  ready: boolean,
+  storage: StorageStats | null = null,
+): string {
   const out = new Families();
   const self = { member: status.id };
   const one = [status];
@@ -101,6 +113,29 @@ export function renderMemberMetrics(
     self,
     s.initialized,
   ]);
+  if (storage !== null) {
+    for (const [name, type, help, value] of STORAGE_METRICS) {
+      out.add(name, type, help, [storage], (s) => [self, value(s)]);
+    }
+    out.histogram(
+      'mq_member_storage_fsync_seconds',
+      'Latency of writing and syncing one batch.',
+      self,
+      FSYNC_BUCKET_BOUNDS_MS.map((ms) => ms / 1000),
+      storage.fsyncMsHistogram,
+      storage.fsyncMsTotal / 1000,
+    );
+  }
+  return out.text();
+}
+
+/**
+ * A member's Raft groups, spool replicas and spool depths, labelled by group and spool (so by
+ * account): for the admin listener's /metrics only.
+ */
+export function renderMemberGroupMetrics(status: MemberStatus): string {
+  const out = new Families();
+  const self = { member: status.id };
   const groups: GroupRow[] = [status.meta, ...status.spools];
   const groupOf = (row: GroupRow): Labels => ({ ...self, group: row.group });
   out.add('mq_member_raft_role', 'gauge', 'Raft role in each group.', groups, (row) => [
@@ -137,19 +172,6 @@ export function renderMemberMetrics(
     { ...self, spool: d.spool },
     d.dataBytes,
   ]);
-  if (storage !== null) {
-    for (const [name, type, help, value] of STORAGE_METRICS) {
-      out.add(name, type, help, [storage], (s) => [self, value(s)]);
-    }
-    out.histogram(
-      'mq_member_storage_fsync_seconds',
-      'Latency of writing and syncing one batch.',
-      self,
-      FSYNC_BUCKET_BOUNDS_MS.map((ms) => ms / 1000),
-      storage.fsyncMsHistogram,
-      storage.fsyncMsTotal / 1000,
-    );
-  }
   return out.text();
 }
 

@@ -54,7 +54,7 @@ import {
   refusalLogger,
   warnIfInsecure,
 } from '../cluster-tls-options.js';
-import { renderMemberMetrics, renderRemoteMetrics } from '../status-metrics.js';
+import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -239,7 +239,7 @@ export async function startMember(
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
-        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()) +
+        renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
       ...gatewayLogOptions(logger),
     });

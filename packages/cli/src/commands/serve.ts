@@ -18,7 +18,7 @@ import {
 import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
 import { gatewayLogOptions } from '../log-options.js';
-import { renderMemberMetrics } from '../status-metrics.js';
+import { renderMemberProcessMetrics } from '../status-metrics.js';
 import {
   ADMIN_TLS_FLAGS,
   ADMIN_TLS_USAGE,
@@ -140,7 +140,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       port: options.port,
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
-        renderMemberMetrics(member.status(), member.service.ready(), member.storageStats()),
+        renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {

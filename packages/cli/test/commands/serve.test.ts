@@ -185,7 +185,11 @@ describe('mq serve', () => {
     const key = (await (await fetch(`${admin}/accounts/a/keys`, { method: 'POST', headers })).json()) as { key: string };
     expect((await fetch(`${baseUrl}/spools/default`, { headers: { authorization: `Bearer ${key.key}` } })).status).toBe(200);
     const metrics = await (await fetch(baseUrl.replace(/\/v1$/, '/metrics'))).text();
-    expect(metrics).toContain('mq_member_spool_serving{member="n1",spool="default"');
+    // Nothing naming a spool or an account on the public listener; all of it behind the token.
+    expect(metrics).not.toContain('spool=');
+    expect(metrics).toContain('mq_member_ready{member="n1"} 1');
+    const adminMetrics = await fetch(`http://${started['adminAddress'] as string}/metrics`, { headers });
+    expect(await adminMetrics.text()).toContain('mq_member_spool_serving{member="n1",spool="default"');
     expect(metrics).toContain('# TYPE mq_process_event_loop_lag_seconds histogram');
     expect(metrics).toContain('# TYPE mq_process_gc_pause_seconds histogram');
     c.shutdown.abort();

@@ -27,6 +27,11 @@ export interface ClusterNodeOptions {
   readonly args: () => readonly string[];
   readonly env?: Readonly<Record<string, string>>;
   readonly nodeArgs?: readonly string[];
+  /**
+   * Members and `mq serve`: their admin listener, whose /metrics (behind the token) carries what
+   * names spools and accounts (Raft groups, replicas, depths); `metrics()` reads both.
+   */
+  readonly admin?: { readonly port: number; readonly token: string };
 }
 
 const REQUEST_TIMEOUT_MS = 2_000;
@@ -132,13 +137,24 @@ export class ClusterNode {
     return answers200(`${this.rootUrl}/readyz`);
   }
 
-  /** The /metrics text. Rejects when the process does not answer. */
+  /**
+   * The /metrics text, followed for a member or `mq serve` by its admin listener's. Rejects
+   * when the process does not answer.
+   */
   async metrics(): Promise<string> {
+    const open = await this.fetchMetrics(`${this.rootUrl}/metrics`, {});
+    const admin = this.options.admin;
+    if (admin === undefined) return open;
+    const headers = { authorization: `Bearer ${admin.token}` };
+    return open + (await this.fetchMetrics(`http://127.0.0.1:${admin.port}/metrics`, headers));
+  }
+
+  private async fetchMetrics(url: string, headers: Record<string, string>): Promise<string> {
     const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-    const response = await fetch(`${this.rootUrl}/metrics`, { signal });
+    const response = await fetch(url, { signal, headers });
     const text = await response.text();
     if (response.status !== 200) {
-      throw new Error(`${this.label}: /metrics answered ${response.status}`);
+      throw new Error(`${this.label}: ${url} answered ${response.status}`);
     }
     return text;
   }

@@ -154,6 +154,7 @@ export class ProcessCluster {
           ...['--admin-port', String(adminPort), '--admin-host', '127.0.0.1'],
         ],
         env: memberEnv,
+        admin: { port: adminPort, token: cluster.adminToken },
         ...nodeArgs,
       });
       cluster.membersValue.push(node);

@@ -61,6 +61,7 @@ export class ServeProcess {
         ...['--admin-port', String(adminPort), '--admin-host', '127.0.0.1'],
       ],
       env: { ...options.env, MQ_ADMIN_TOKEN: token },
+      admin: { port: adminPort!, token },
       ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
     });
     const removeRoot = options.rootDir === undefined && options.keepFiles !== true;
