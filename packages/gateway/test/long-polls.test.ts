@@ -7,16 +7,16 @@ describe('LongPolls', () => {
     const polls = new LongPolls(shutdown.signal);
     const waiting = new AbortController();
     const finished = new AbortController();
-    polls.begin(waiting);
-    polls.begin(finished);
-    polls.end(finished);
+    polls.begin(waiting, 'a');
+    polls.begin(finished, 'a');
+    polls.end(finished, 'a');
     expect(polls.stopping).toBe(false);
     shutdown.abort();
     expect(polls.stopping).toBe(true);
     expect(waiting.signal.aborted).toBe(true);
     expect(finished.signal.aborted).toBe(false);
     const late = new AbortController();
-    polls.begin(late);
+    polls.begin(late, 'a');
     expect(late.signal.aborted).toBe(true);
   });
 
@@ -24,7 +24,20 @@ describe('LongPolls', () => {
     expect(new LongPolls(AbortSignal.abort()).stopping).toBe(true);
     const polls = new LongPolls(undefined);
     const controller = new AbortController();
-    polls.begin(controller);
+    polls.begin(controller, undefined);
     expect(controller.signal.aborted).toBe(false);
+  });
+
+  it('holds at most perAccountMax receives per account, answering 429 past it', () => {
+    const polls = new LongPolls(undefined, 2);
+    const held = [new AbortController(), new AbortController()];
+    for (const controller of held) polls.begin(controller, 'busy');
+    expect(() => polls.begin(new AbortController(), 'busy')).toThrow(
+      expect.objectContaining({ kind: 'rate_limited', status: 429 }),
+    );
+    // Other accounts are not affected; a finished receive makes room again.
+    polls.begin(new AbortController(), 'quiet');
+    polls.end(held[0]!, 'busy');
+    polls.begin(new AbortController(), 'busy');
   });
 });

@@ -82,13 +82,14 @@ export const receive: Operation<number> = {
     const watch = new ClientWatch(request);
     if (watch.gone || longPolls.stopping) return emptyResponse(204);
     const { controller } = watch;
-    longPolls.begin(controller);
+    const account = request.c.get('account');
+    longPolls.begin(controller, account);
     let delivery: Delivery | null;
     try {
       const queue = pathQueue(request);
       delivery = await service.receive(request.spool, queue, { waitMs, signal: controller.signal });
     } finally {
-      longPolls.end(controller);
+      longPolls.end(controller, account);
     }
     if (delivery === null || !watch.handOver(delivery)) return emptyResponse(204);
     return payloadResponse(delivery.payload, deliveryHeaders(delivery));
