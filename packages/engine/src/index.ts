@@ -22,3 +22,4 @@ export { RATE_LIMITED, type ReceiveOutcome } from './primary.js';
 export type { QueueSelection, QueuePage, MessageSelection, MessagePage } from './reads.js';
 export { SpoolState } from './spool-state.js';
 export { SpoolEngine } from './engine.js';
+export { TokenBucket } from './token-bucket.js';

@@ -11,7 +11,7 @@
 
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { MqError, invalidArgument } from '@mq/engine';
+import { MqError, TokenBucket, invalidArgument } from '@mq/engine';
 import { MATCH_PATTERN_MAX_CHARS } from './options.js';
 
 /** Wasm heap held back in the worker so a pattern must compile within what remains (~2 MiB). */
@@ -24,6 +24,15 @@ const VERDICTS_MAX = 512;
 const CHECK_TIMEOUT_MS = 5_000;
 /** Times one check is sent to a fresh worker after the worker it waited on went away. */
 const ATTEMPTS_MAX = 2;
+/**
+ * New patterns (not judged before) one account may have checked: one every 200 ms, 20 at once.
+ * A pattern already judged costs nothing, so a poller repeating its filter is never limited;
+ * one account sending unique costly patterns waits instead of keeping the checker busy for all.
+ */
+export const MATCH_NEW_PATTERN_INTERVAL_MICROS = 200_000;
+export const MATCH_NEW_PATTERN_BURST = 20;
+/** Accounts whose pattern budgets are remembered (least recently used dropped first). */
+const BUDGETS_MAX = 10_000;
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -81,6 +90,7 @@ export class MatchGuard {
   private nextId = 0;
   private readonly pending = new Map<number, Pending>();
   private readonly verdicts = new Map<string, Verdict>();
+  private readonly budgets = new Map<string, TokenBucket>();
 
   /**
    * Resolves when `pattern` is valid RE2 that compiles within the budget. Rejects with 400
@@ -88,11 +98,13 @@ export class MatchGuard {
    * RE2 syntax (lookaround, backreferences...) or is too complex; with 503 unavailable when
    * the checker is saturated or stuck.
    */
-  async check(pattern: string): Promise<void> {
+  async check(pattern: string, account?: string, nowMs = Date.now()): Promise<void> {
     if (pattern.length > MATCH_PATTERN_MAX_CHARS) {
       throw invalidArgument('match', `match must be at most ${MATCH_PATTERN_MAX_CHARS} characters`);
     }
-    const verdict = this.verdicts.get(pattern) ?? (await this.ask(pattern));
+    const known = this.verdicts.get(pattern);
+    if (known === undefined) this.charge(account ?? '', nowMs);
+    const verdict = known ?? (await this.ask(pattern));
     this.remember(pattern, verdict);
     if (!verdict.ok) throw invalidArgument('match', verdict.message);
   }
@@ -105,6 +117,24 @@ export class MatchGuard {
     const worker = this.worker;
     this.worker = undefined;
     if (worker !== undefined) await worker.terminate();
+  }
+
+  /** Takes one new-pattern token of `account`; 429 rate_limited (with the wait) when none. */
+  private charge(account: string, nowMs: number): void {
+    let bucket = this.budgets.get(account);
+    if (bucket === undefined) {
+      bucket = new TokenBucket(MATCH_NEW_PATTERN_INTERVAL_MICROS, MATCH_NEW_PATTERN_BURST, nowMs);
+    }
+    this.budgets.delete(account);
+    this.budgets.set(account, bucket);
+    if (this.budgets.size > BUDGETS_MAX) {
+      const oldest = this.budgets.keys().next();
+      if (oldest.done !== true) this.budgets.delete(oldest.value);
+    }
+    if (bucket.tryTake(nowMs)) return;
+    throw new MqError('rate_limited', 'too many new match patterns from this account', {
+      retryAfterMs: bucket.nextTokenAtMs(nowMs) - nowMs,
+    });
   }
 
   private remember(pattern: string, verdict: Verdict): void {

@@ -47,3 +47,23 @@ describe('MatchGuard', () => {
     expect(await verdictOf('a'.repeat(MATCH_PATTERN_MAX_CHARS + 1))).toBe('invalid_argument');
   });
 });
+
+describe('new patterns per account', () => {
+  it('lets an account check 20 new patterns at once and then one per 200 ms; repeats are free', async () => {
+    const own = new MatchGuard();
+    try {
+      const t0 = 1_000_000;
+      for (let i = 0; i < 20; i++) await own.check(`unique-${i}`, 'flooder', t0);
+      await expect(own.check('unique-20', 'flooder', t0)).rejects.toMatchObject({
+        kind: 'rate_limited',
+        details: { retryAfterMs: 200 },
+      });
+      // A pattern judged before costs nothing, and other accounts have budgets of their own.
+      await own.check('unique-3', 'flooder', t0);
+      await own.check('unique-20', 'neighbour', t0);
+      await own.check('unique-21', 'flooder', t0 + 200);
+    } finally {
+      await own.close();
+    }
+  });
+});

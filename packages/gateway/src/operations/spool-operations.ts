@@ -15,12 +15,16 @@ import { pageJson, queueJson, spoolJson, statsPageJson } from '../views.js';
 const NO_HEADERS: ReadonlySet<string> = new Set();
 
 /** limit, after and match of a listing; an empty `match` means no filter. */
-async function listQueryOf(query: Query, matchGuard: MatchGuard): Promise<ListQuery> {
+async function listQueryOf(
+  query: Query,
+  matchGuard: MatchGuard,
+  account: string | undefined,
+): Promise<ListQuery> {
   const limit = limitParam(query);
   const after = afterParam(query);
   const match = query.one('match');
   if (match === undefined || match.length === 0) return { limit, after };
-  await matchGuard.check(match);
+  await matchGuard.check(match, account);
   return { limit, after, match };
 }
 
@@ -43,7 +47,7 @@ export const spoolStats: Operation<StatsQuery> = {
   scope: 'spool',
   async parse(request) {
     const names = request.query.many('queue').map((name) => checkName('queue', name));
-    const list = await listQueryOf(request.query, request.deps.matchGuard);
+    const list = await listQueryOf(request.query, request.deps.matchGuard, request.c.get('account'));
     return names.length === 0 ? list : { ...list, queues: names };
   },
   async run(request, query) {
@@ -57,7 +61,7 @@ export const listQueues: Operation<ListQuery> = {
   svcHeaders: NO_HEADERS,
   query: { limit: 1, after: 1, match: 1 },
   scope: 'spool',
-  parse: (request) => listQueryOf(request.query, request.deps.matchGuard),
+  parse: (request) => listQueryOf(request.query, request.deps.matchGuard, request.c.get('account')),
   async run(request, query) {
     const page = await request.deps.service.listQueues(request.spool, query);
     return jsonResponse(200, pageJson(page, queueJson));
