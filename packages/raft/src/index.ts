@@ -46,6 +46,7 @@ export {
   type PeerRole,
   callerIdentity,
   clientCredentials,
+  clusterChannelOptions,
   identityOfCertificate,
   identityUri,
   ownIdentity,

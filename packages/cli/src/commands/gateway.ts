@@ -26,7 +26,7 @@ import { gatewayLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
-import { clientCredentials } from '@mq/raft';
+import { clientCredentials, clusterChannelOptions } from '@mq/raft';
 import { TLS_FLAGS, TLS_USAGE, listenerTlsOptions, reloadOnHangup, tlsOf } from '../tls-options.js';
 import {
   CLUSTER_TLS_FLAGS,
@@ -142,12 +142,17 @@ export async function startGateway(
   const security = await loadClusterSecurity(options.clusterTls, { role: 'gateway' });
   warnIfInsecure(security, logger);
   const credentials = (id: string) => clientCredentials(security, id);
+  const channelOptions = clusterChannelOptions(security);
   const directory = new AccountDirectory({ rateShare: 1 / options.gateways });
-  const service = new AccountsGatewayService({ members: options.members, credentials }, directory);
+  const service = new AccountsGatewayService(
+    { members: options.members, credentials, channelOptions },
+    directory,
+  );
   const accounts = new AccountWatch({
     members: options.members,
     directory,
     credentials,
+    channelOptions,
     onError: (error) => logger?.warn({ err: error }, 'accounts table refused'),
   });
   let server: RunningServer;

@@ -44,7 +44,7 @@ import type { Command, CommandContext } from '../command.js';
 import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { UsageError } from '../usage-error.js';
-import { clientCredentials } from '@mq/raft';
+import { clientCredentials, clusterChannelOptions } from '@mq/raft';
 import {
   CLUSTER_TLS_FLAGS,
   CLUSTER_TLS_USAGE,
@@ -217,6 +217,7 @@ export async function startMember(
       members: options.peers,
       local: { id: options.id, service: member.service },
       credentials: (id) => clientCredentials(security, id),
+      channelOptions: clusterChannelOptions(security),
     },
     member.service,
   );

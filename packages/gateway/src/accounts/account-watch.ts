@@ -24,6 +24,7 @@ export interface AccountWatchOptions {
   readonly onError?: (error: unknown) => void;
   /** The channel credentials for member `memberId` (default insecure). */
   readonly credentials?: (memberId: string) => grpc.ChannelCredentials;
+  readonly channelOptions?: grpc.ChannelOptions;
 }
 
 export interface AccountWatchStats {
@@ -86,6 +87,7 @@ export class AccountWatch {
     if (client === undefined) {
       const credentials = this.options.credentials?.(id) ?? grpc.credentials.createInsecure();
       client = new grpc.Client(this.options.members[id]!, credentials, {
+        ...this.options.channelOptions,
         'grpc.max_receive_message_length': AUTH_TABLE_BYTES_MAX,
         'grpc.keepalive_time_ms': 10_000,
         'grpc.keepalive_timeout_ms': 5_000,

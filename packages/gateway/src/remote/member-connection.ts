@@ -42,6 +42,8 @@ export interface MemberConnectionOptions {
   readonly onOrphanDelivery: (spool: string, delivery: Delivery) => void;
   /** How to reach member `memberId`: mutual TLS naming it, or insecure. */
   readonly credentials: (memberId: string) => grpc.ChannelCredentials;
+  /** Extra channel options that go with the credentials (TLS: the handshake's server name). */
+  readonly channelOptions?: grpc.ChannelOptions;
 }
 
 export interface MemberConnectionStats {
@@ -105,6 +107,7 @@ export class MemberConnection {
   ) {
     const { limits } = options;
     this.client = new grpc.Client(address, options.credentials(memberId), {
+      ...options.channelOptions,
       'grpc.initial_reconnect_backoff_ms': options.reconnectBackoffMsMin,
       'grpc.max_reconnect_backoff_ms': options.reconnectBackoffMsMax,
       'grpc.keepalive_time_ms': 5_000,

@@ -67,6 +67,8 @@ export interface RemoteSpoolServiceOptions {
    * the member's identity). Default insecure: tests, and clusters run with --insecure-cluster.
    */
   readonly credentials?: (memberId: string) => grpc.ChannelCredentials;
+  /** Channel options that go with `credentials` (TLS: the handshake's server name). */
+  readonly channelOptions?: grpc.ChannelOptions;
 }
 
 export interface MemberCallCounters {
@@ -141,6 +143,7 @@ export class RemoteSpoolService implements SpoolService {
       connectTimeoutMs: options.connectTimeoutMs ?? Math.min(1_000, this.unavailableAfterMs),
       answerTimeoutMs: options.answerTimeoutMs ?? 30_000,
       credentials: options.credentials ?? (() => grpc.credentials.createInsecure()),
+      ...(options.channelOptions && { channelOptions: options.channelOptions }),
       reconnectBackoffMsMin: 100,
       reconnectBackoffMsMax: 2_000,
       onOrphanDelivery: (spool: string, delivery: Delivery) => this.releaseOrphan(spool, delivery),

@@ -8,7 +8,7 @@
 import { randomBytes, createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@mq/engine';
-import { clientCredentials } from '@mq/raft';
+import { clientCredentials, clusterChannelOptions } from '@mq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_CALL_PATH,
@@ -547,6 +547,7 @@ export class MemberAdmin implements AdminBackend {
     let client = this.clients.get(id);
     if (client === undefined) {
       client = new grpc.Client(address, clientCredentials(this.member.security, id), {
+        ...clusterChannelOptions(this.member.security),
         'grpc.max_receive_message_length': ACCOUNTS_CALL_BYTES_MAX,
       });
       this.clients.set(id, client);

@@ -115,6 +115,15 @@ export function clientCredentials(
 }
 
 /**
+ * Channel options every cluster client adds: under TLS, the name sent in the handshake (SNI).
+ * Peers are checked by identity, not host name, and members are often dialled by IP address,
+ * which TLS may not carry as a server name (RFC 6066).
+ */
+export function clusterChannelOptions(security: ClusterSecurity): Record<string, string> {
+  return security.mode === 'tls' ? { 'grpc.ssl_target_name_override': 'mq.cluster' } : {};
+}
+
+/**
  * The verified identity of a call's peer: null when the connection carries no certificate with
  * an identity (never the case under mutual TLS, which refuses such peers in the handshake, unless
  * the certificate lacks the URI) or the server is insecure.

@@ -5,7 +5,12 @@
 // its oldest messages: Raft retransmits what matters.
 
 import * as grpc from '@grpc/grpc-js';
-import { type ClusterSecurity, INSECURE_CLUSTER, clientCredentials } from './cluster-security.js';
+import {
+  type ClusterSecurity,
+  INSECURE_CLUSTER,
+  clientCredentials,
+  clusterChannelOptions,
+} from './cluster-security.js';
 import { MessageType, type GroupId, type Message, type NodeId } from '../types.js';
 import { encodeFrame, type FrameBatch } from './message-codec.js';
 import { RAFT_STREAM_PATH, frameBuffer } from './raft-service.js';
@@ -77,6 +82,7 @@ export class PeerLink {
   ) {
     this.backoffMs = limits.reconnectBackoffMsMin;
     this.client = new grpc.Client(address, clientCredentials(security, peer), {
+      ...clusterChannelOptions(security),
       'grpc.initial_reconnect_backoff_ms': limits.reconnectBackoffMsMin,
       'grpc.max_reconnect_backoff_ms': limits.reconnectBackoffMsMax,
       'grpc.keepalive_time_ms': 10_000,
