@@ -38,12 +38,12 @@ import {
   parseGrpcAddress,
   parseMemberId,
   parseMemberList,
-  untilAborted,
 } from '../cluster-options.js';
 import type { Command, CommandContext } from '../command.js';
 import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { UsageError } from '../usage-error.js';
+import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
 import { clientCredentials, clusterChannelOptions } from '@mq/raft';
 import {
   CLUSTER_TLS_FLAGS,
@@ -87,6 +87,8 @@ export interface MemberHandle {
   readonly adminPort: number;
   /** Resolves once the member is ready (the ready line is logged then); never rejects. */
   readonly ready: Promise<void>;
+  /** Resolves with the name of the first Raft group that stopped on its own state. */
+  readonly failed: Promise<string>;
   /** Graceful stop: HTTP first (long polls answer 204), the gateway's links, the member. */
   close(): Promise<void>;
 }
@@ -199,6 +201,7 @@ export async function startMember(
   logger?: Logger,
 ): Promise<MemberHandle> {
   const security = await loadClusterSecurity(options.clusterTls, { role: 'member', name: options.id });
+  const groups = watchGroupFailures(logger);
   warnIfInsecure(security, logger);
   const member = await Member.start({
     id: options.id,
@@ -209,6 +212,7 @@ export async function startMember(
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),
+    ...groups.hooks,
   });
   const stopOperatorLog =
     logger === undefined ? () => {} : startOperatorLog(() => member.status(), logger);
@@ -266,7 +270,8 @@ export async function startMember(
   const ready = untilReady(member, () => closing !== undefined, logger);
   const { host, port } = api;
   const baseUrl = apiBaseUrl(host, port, options.tls !== null);
-  return { member, gateway, host, port, baseUrl, adminPort: admin.port, ready, close };
+  const { failed } = groups;
+  return { member, gateway, host, port, baseUrl, adminPort: admin.port, ready, failed, close };
 }
 
 /**
@@ -312,12 +317,12 @@ async function runMember(argv: readonly string[], context: CommandContext): Prom
     `mq member ${options.id} listening: gRPC ${handle.member.address ?? options.listen}, ` +
       `HTTP ${handle.baseUrl}`,
   );
-  await untilAborted(context.shutdown);
+  const status = await untilShutdownOrFailure(context.shutdown, handle.failed, context.logger);
   context.logger.info(`mq member ${options.id} shutting down`);
   await handle.close();
   await handle.ready;
   context.logger.info(`mq member ${options.id} stopped`);
-  return 0;
+  return status;
 }
 
 export const memberCommand: Command = {

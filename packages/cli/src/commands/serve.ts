@@ -13,7 +13,6 @@ import {
   flagOrEnv,
   httpListenOf,
   parseDataDir,
-  untilAborted,
 } from '../cluster-options.js';
 import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
@@ -31,6 +30,7 @@ import {
 } from '../tls-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
+import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
 
@@ -56,6 +56,8 @@ export interface ServeHandle {
   readonly member: Member;
   /** The admin API's bound port (on `adminHost`). */
   readonly adminPort: number;
+  /** Resolves with the name of the first Raft group that stopped on its own state. */
+  readonly failed: Promise<string>;
   /** Graceful stop: HTTP first (long polls answer 204), then the member. Idempotent. */
   close(): Promise<void>;
 }
@@ -112,11 +114,13 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
 export async function startServe(options: ServeOptions, logger?: Logger): Promise<ServeHandle> {
   // One member talks to no peer and its gateway runs in process: no gRPC listener at all, so
   // no other process on the machine can reach the member around the API's keys.
+  const groups = watchGroupFailures(logger);
   const member = await Member.start({
     id: SERVE_MEMBER_ID,
     peers: { [SERVE_MEMBER_ID]: 'in-process:0' },
     transport: new MemoryNetwork().transport(SERVE_MEMBER_ID),
     dataDir: options.dataDir,
+    ...groups.hooks,
   });
   const stopOperatorLog =
     logger === undefined ? () => {} : startOperatorLog(() => member.status(), logger);
@@ -167,6 +171,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     baseUrl: apiBaseUrl(host, port, options.tls !== null),
     member,
     adminPort: admin.port,
+    failed: groups.failed,
     close,
   };
 }
@@ -193,11 +198,11 @@ async function runServe(argv: readonly string[], context: CommandContext): Promi
       `${options.adminHost}:${handle.adminPort}` +
       (options.adminTokenFile === null ? ')' : `, token in ${options.adminTokenFile})`),
   );
-  await untilAborted(context.shutdown);
+  const status = await untilShutdownOrFailure(context.shutdown, handle.failed, context.logger);
   context.logger.info('mq serve shutting down');
   await handle.close();
   context.logger.info('mq serve stopped');
-  return 0;
+  return status;
 }
 
 export const serveCommand: Command = {

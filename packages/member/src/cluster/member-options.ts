@@ -55,6 +55,13 @@ export interface MemberOptions {
   readonly security?: ClusterSecurity;
   /** Told of every call or Raft frame refused for the caller's identity. */
   readonly onRefused?: (refusal: Refusal) => void;
+  /**
+   * Told when a group's node stopped on its own state (a storage failure, a broken invariant):
+   * the group serves nothing more here until the process restarts, so the command exits.
+   */
+  readonly onGroupFailure?: (group: string, error: Error) => void;
+  /** Told of each Raft message from a peer dropped because it contradicts this member's log. */
+  readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
 }

@@ -24,6 +24,7 @@ import {
   type StorageStats,
   type Transport,
   type GrpcTransportStats,
+  type RaftNode,
   type ClusterSecurity,
   INSECURE_CLUSTER,
 } from '@mq/raft';
@@ -222,6 +223,7 @@ export class Member implements AccountsHost {
       randomBytes: options.randomBytes ?? ((bytes) => cryptoRandomBytes(bytes)),
       onApplied: (command, result) => this.onMetaApplied(command, result),
     });
+    this.watchNode(META_GROUP, this.metaValue.node);
     await this.startStoredReplicas(stored);
     this.reconcile();
   }
@@ -275,6 +277,15 @@ export class Member implements AccountsHost {
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
     Object.assign(this.peers, peers);
     this.grpcTransport?.setPeers(this.peers);
+  }
+
+  /** Reports a group's stop and the messages its node drops to the member's listeners. */
+  private watchNode(group: string, node: RaftNode): void {
+    const { onGroupFailure, onRaftRejected } = this.options;
+    if (onGroupFailure !== undefined) node.on('error', (error) => onGroupFailure(group, error));
+    if (onRaftRejected !== undefined) {
+      node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
+    }
   }
 
   /** How this member's gRPC links are secured. */
@@ -693,6 +704,7 @@ export class Member implements AccountsHost {
           return;
         }
         this.replicas.set(spool, replica);
+        this.watchNode(replica.group, replica.node);
         if (this.codecs !== null) replica.provideCodecs(this.codecs);
         this.reconcile();
         this.mover.kick(spool);

@@ -12,6 +12,7 @@
 
 import { EventEmitter } from 'node:events';
 import { assert } from '../core/assert.js';
+import { refuseIncoming } from '../core/incoming-check.js';
 import { bootstrapState, isEmptyState } from '../core/bootstrap.js';
 import { ConfChangeType, decodeConfChange, type ConfChange } from '../core/conf-change.js';
 import { RaftCore, type ProgressView, type ProposeResult, type Role } from '../core/raft.js';
@@ -22,6 +23,7 @@ import {
   type Entry,
   type GroupId,
   type Message,
+  type MessageType,
   type NodeId,
   type RestoredState,
   type Snapshot,
@@ -52,6 +54,8 @@ export interface RaftNodeStatus {
   readonly progress: Readonly<Record<NodeId, ProgressView>>;
   /** Proposals buffered or awaiting commit. */
   readonly proposalsPending: number;
+  /** Messages from the network dropped unseen because the core would assert on them. */
+  readonly rejectedMessages: number;
 }
 
 export interface RaftNodeEvents {
@@ -63,6 +67,8 @@ export interface RaftNodeEvents {
   removed: [];
   /** The node stopped on an unexpected error (storage failure or a bug); it is closed. */
   error: [error: Error];
+  /** A message from the network was dropped: it contradicts what this node holds. */
+  rejected: [rejection: { from: NodeId; type: MessageType; reason: string }];
 }
 
 interface Waiter {
@@ -94,6 +100,7 @@ interface SnapshotInProgress {
 const noop = (): void => undefined;
 
 export class RaftNode {
+  private rejectedMessages = 0;
   readonly id: NodeId;
   readonly group: GroupId;
   private readonly opts: ResolvedOptions;
@@ -195,6 +202,13 @@ export class RaftNode {
   /** Hands an incoming message (from the transport, via GroupRouter) to the core. */
   receive(message: Message): void {
     if (this.closed || message.to !== this.id) return;
+    const refusal = refuseIncoming(this.core, message);
+    if (refusal !== null) {
+      // A broken or hostile peer: drop its message, keep the group (the core would assert).
+      this.rejectedMessages += 1;
+      this.emit('rejected', { from: message.from, type: message.type, reason: refusal });
+      return;
+    }
     try {
       this.core.step(message);
     } catch (error) {
@@ -298,6 +312,7 @@ export class RaftNode {
       config: this.core.config(),
       progress,
       proposalsPending: this.buffered.length + this.waiting.size,
+      rejectedMessages: this.rejectedMessages,
     };
   }
 

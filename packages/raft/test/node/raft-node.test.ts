@@ -306,3 +306,60 @@ describe('RaftNode', () => {
     await network.close();
   });
 });
+
+describe('messages from a broken or hostile peer', () => {
+  it('drops an AppendEntries contradicting the committed log; the group keeps serving', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const committed = await leader.propose(set('k', 'v1'));
+    const follower = ids.find((id) => id !== leader.id)!;
+    const node = cluster.node(follower);
+    await waitFor(() => node.status().commitIndex >= committed.index);
+    const rejections: string[] = [];
+    node.on('rejected', (rejection) => rejections.push(rejection.reason));
+    // The audit's forgery: a newer term, rewriting an entry the follower committed.
+    const forgedTerm = committed.term + 1;
+    const forged: Message = {
+      type: MessageType.AppendEntries,
+      from: leader.id,
+      to: follower,
+      term: forgedTerm,
+      prevLogIndex: committed.index - 1,
+      prevLogTerm: committed.term,
+      leaderCommit: committed.index,
+      leaderTick: 0,
+      entries: [{ index: committed.index, term: forgedTerm, type: 0, data: set('k', 'evil') }],
+    };
+    node.receive(forged);
+    expect(rejections).toEqual([
+      `entry ${committed.index} (term ${forgedTerm}) contradicts the committed log (term ${committed.term})`,
+    ]);
+    expect(node.status().term).toBe(committed.term);
+    expect(node.status().rejectedMessages).toBe(1);
+    // Not closed: it goes on replicating what the real leader commits.
+    const next = await leader.propose(set('k', 'v2'));
+    await waitFor(() => cluster!.member(follower).store.map.get('k') === 'v2');
+    expect(node.status().commitIndex).toBeGreaterThanOrEqual(next.index);
+  });
+
+  it('drops entries that are not contiguous or whose terms go backwards', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const follower = ids.find((id) => id !== leader.id)!;
+    const node = cluster.node(follower);
+    const rejections: string[] = [];
+    node.on('rejected', (rejection) => rejections.push(rejection.reason));
+    const base = { type: MessageType.AppendEntries, from: leader.id, to: follower, leaderCommit: 0, leaderTick: 0 } as const;
+    const term = node.status().term;
+    const last = node.status().lastIndex;
+    const entry = (index: number, t: number) => ({ index, term: t, type: 0, data: set('x', 'y') });
+    node.receive({ ...base, term, prevLogIndex: last, prevLogTerm: term, entries: [entry(last + 2, term)] });
+    node.receive({ ...base, term, prevLogIndex: last, prevLogTerm: term, entries: [entry(last + 1, term + 1)] });
+    expect(rejections).toEqual([
+      `entries not contiguous at index ${last + 2}`,
+      `entry ${last + 1} has term ${term + 1} out of order`,
+    ]);
+    await leader.propose(set('k', 'after'));
+    await waitFor(() => cluster!.member(follower).store.map.get('k') === 'after');
+  });
+});

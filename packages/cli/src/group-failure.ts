@@ -1,0 +1,56 @@
+// What `mq member` and `mq serve` do when one of their Raft groups stops on its own state (a
+// storage failure, a broken invariant): the group serves nothing more in this process, so the
+// process logs the group at error level, stops gracefully and exits with EXIT_GROUP_FAILED for
+// its supervisor (systemd, Kubernetes) to restart it; /readyz answers 503 meanwhile. Messages
+// from peers that contradict the member's log are dropped and logged, never fatal.
+
+import type { Logger } from './logger.js';
+
+/** Exit status of a member whose Raft group stopped (EX_SOFTWARE). */
+export const EXIT_GROUP_FAILED = 70;
+
+export interface GroupFailureWatch {
+  /** For MemberOptions: the member's hooks. */
+  readonly hooks: {
+    readonly onGroupFailure: (group: string, error: Error) => void;
+    readonly onRaftRejected: (group: string, from: string, reason: string) => void;
+  };
+  /** Resolves with the first failed group's name. */
+  readonly failed: Promise<string>;
+}
+
+export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatch {
+  let report: (group: string) => void = () => undefined;
+  const failed = new Promise<string>((resolve) => (report = resolve));
+  return {
+    failed,
+    hooks: {
+      onGroupFailure: (group, error) => {
+        logger?.error({ group, err: error }, `raft group ${group} stopped: ${error.message}`);
+        report(group);
+      },
+      onRaftRejected: (group, from, reason) => {
+        logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
+      },
+    },
+  };
+}
+
+/**
+ * Waits for `shutdown` or the first group failure; returns the exit status the command ends
+ * with (0, or EXIT_GROUP_FAILED naming the group in the log).
+ */
+export async function untilShutdownOrFailure(
+  shutdown: AbortSignal,
+  failed: Promise<string>,
+  logger: Logger,
+): Promise<number> {
+  const stopped = new Promise<null>((resolve) => {
+    if (shutdown.aborted) resolve(null);
+    else shutdown.addEventListener('abort', () => resolve(null), { once: true });
+  });
+  const group = await Promise.race([stopped, failed]);
+  if (group === null) return 0;
+  logger.error({ group }, `exiting: raft group ${group} stopped; a restart recovers it from disk`);
+  return EXIT_GROUP_FAILED;
+}

@@ -1,0 +1,44 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServe } from '../src/commands/serve.js';
+import { EXIT_GROUP_FAILED, untilShutdownOrFailure, watchGroupFailures } from '../src/group-failure.js';
+import { captureIo } from './io.js';
+
+describe('a Raft group that stops on its own state', () => {
+  it('is logged at error level with its group, and ends the command with status 70', async () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    watch.hooks.onRaftRejected('spool:a/default#1', 'n2', 'entry 5 contradicts the committed log');
+    watch.hooks.onGroupFailure('spool:a/default#1', new Error('conflict at committed index 5'));
+    const status = await untilShutdownOrFailure(new AbortController().signal, watch.failed, c.io.logger);
+    expect(status).toBe(EXIT_GROUP_FAILED);
+    expect(c.logs.map((record) => [record['level'], record['group']])).toEqual([
+      [40, 'spool:a/default#1'],
+      [50, 'spool:a/default#1'],
+      [50, 'spool:a/default#1'],
+    ]);
+    const shutdown = new AbortController();
+    shutdown.abort();
+    expect(await untilShutdownOrFailure(shutdown.signal, new Promise(() => undefined), c.io.logger)).toBe(0);
+  });
+
+  it('makes mq serve unready and reports the group for the exit', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'mq-group-failure-'));
+    const admin = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32) };
+    const handle = await startServe({ dataDir, host: '127.0.0.1', port: 0, ...admin, tls: null, adminTls: null });
+    try {
+      const root = handle.baseUrl.replace(/\/v1$/, '');
+      expect((await fetch(`${root}/readyz`)).status).toBe(200);
+      const replica = handle.member.replica('default')!;
+      // What an assertion on the node's own state does: the node stops itself.
+      (replica.node as unknown as { fail(error: Error): void }).fail(new Error('invariant broken'));
+      expect(await handle.failed).toBe(replica.group);
+      expect((await fetch(`${root}/readyz`)).status).toBe(503);
+    } finally {
+      await handle.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
