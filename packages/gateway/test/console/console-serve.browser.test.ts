@@ -249,3 +249,25 @@ describe('console on mq serve', () => {
     await page.close();
   });
 });
+
+describe('admin console on mq serve', () => {
+  it('shows the member, its spool, the accounts and the plans on the admin listener', async () => {
+    const page = await browser!.newPage();
+    const errors = collectErrors(page);
+    await page.goto(`${serve!.admin.rootUrl}/console/`);
+    await page.fill('#credential', serve!.admin.token);
+    await page.click('#sign-in button[type=submit]');
+    await page.locator('#spools-table tbody tr').first().waitFor();
+    const members = await page.locator('#members-table tbody tr td:first-child').allTextContents();
+    expect(members).toEqual(['n1']);
+    expect(await page.textContent('#tile-orphans .tile-value')).toBe('0');
+    await screenshot(page, 'serve-admin-cluster');
+    await page.click('#nav a[href="#/accounts"]');
+    await page.locator('#accounts-table tbody tr').first().waitFor();
+    await page.click('#nav a[href="#/plans"]');
+    await page.locator('#plans-table tbody tr').first().waitFor();
+    await screenshot(page, 'serve-admin-plans');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

@@ -25,7 +25,8 @@ export class AdminClient {
   /** `rootUrl`: `http://host:port` of an admin listener. */
   constructor(
     readonly rootUrl: string,
-    private readonly token: string,
+    /** The admin token (tests sign in to the console with it). */
+    readonly token: string,
   ) {}
 
   /** Any admin call; resolves status and parsed body (never rejects on a status). */
