@@ -23,7 +23,8 @@ export const CLUSTER_TLS_FLAGS = {
   'insecure-cluster': { type: 'boolean' },
 } as const;
 
-export const CLUSTER_TLS_USAGE = `  --cluster-ca FILE   The cluster CA's certificate (PEM). Env MQ_CLUSTER_CA.
+export const CLUSTER_TLS_USAGE = `\
+  --cluster-ca FILE   The cluster CA's certificate (PEM). Env MQ_CLUSTER_CA.
   --cluster-cert FILE This process's certificate from \`mq certs\` (PEM). Env MQ_CLUSTER_CERT.
   --cluster-key FILE  Its private key (PEM). Env MQ_CLUSTER_KEY.
   --insecure-cluster  Run the gRPC links without TLS: anyone who reaches the port can read and
@@ -31,7 +32,12 @@ export const CLUSTER_TLS_USAGE = `  --cluster-ca FILE   The cluster CA's certifi
 
 /** Where the certificates are, or the explicit choice to run without. */
 export type ClusterTlsChoice =
-  | { readonly mode: 'tls'; readonly caFile: string; readonly certFile: string; readonly keyFile: string }
+  | {
+      readonly mode: 'tls';
+      readonly caFile: string;
+      readonly certFile: string;
+      readonly keyFile: string;
+    }
   | { readonly mode: 'insecure' };
 
 /** The choice from flags and environment; UsageError when it is missing, partial or both. */
@@ -41,7 +47,8 @@ export function clusterTlsOf(flags: Flags, env: Env, command: string): ClusterTl
   const key = flagOrEnv(flags, 'cluster-key', env, 'MQ_CLUSTER_KEY');
   const insecureEnv = env['MQ_INSECURE_CLUSTER'];
   if (insecureEnv !== undefined && !['true', 'false', '1', '0'].includes(insecureEnv)) {
-    throw new UsageError(`MQ_INSECURE_CLUSTER must be true or false, not ${JSON.stringify(insecureEnv)}`);
+    const shown = JSON.stringify(insecureEnv);
+    throw new UsageError(`MQ_INSECURE_CLUSTER must be true or false, not ${shown}`);
   }
   const insecure =
     flags['insecure-cluster'] === true || insecureEnv === 'true' || insecureEnv === '1';
@@ -94,11 +101,11 @@ export async function loadClusterSecurity(
   } catch (error) {
     throw new UsageError(`${choice.certFile}: ${(error as Error).message}`);
   }
-  const wanted = expected.name === undefined ? `a ${expected.role}` : `${expected.role} ${expected.name}`;
-  if (identity?.role !== expected.role || (expected.name !== undefined && identity.name !== expected.name)) {
-    throw new UsageError(
-      `${choice.certFile} is the certificate of ${identity?.role} ${identity?.name}, not of ${wanted}`,
-    );
+  const { role, name } = expected;
+  const wanted = name === undefined ? `a ${role}` : `${role} ${name}`;
+  if (identity?.role !== role || (name !== undefined && identity.name !== name)) {
+    const holder = `${identity?.role} ${identity?.name}`;
+    throw new UsageError(`${choice.certFile} is the certificate of ${holder}, not of ${wanted}`);
   }
   return security;
 }

@@ -3,6 +3,10 @@
 import type { Command } from './command.js';
 import { adminCommand } from './commands/admin.js';
 import { certsCommand } from './commands/certs.js';
+import { queuesCommand } from './commands/queues.js';
+import { recvCommand } from './commands/recv.js';
+import { sendCommand } from './commands/send.js';
+import { statsCommand } from './commands/stats.js';
 import { gatewayCommand } from './commands/gateway.js';
 import { localCommand } from './commands/local.js';
 import { memberCommand } from './commands/member.js';
@@ -15,4 +19,8 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   [gatewayCommand.name, gatewayCommand],
   [adminCommand.name, adminCommand],
   [certsCommand.name, certsCommand],
+  [queuesCommand.name, queuesCommand],
+  [sendCommand.name, sendCommand],
+  [recvCommand.name, recvCommand],
+  [statsCommand.name, statsCommand],
 ]);

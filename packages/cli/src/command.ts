@@ -11,6 +11,8 @@ export interface CommandContext {
   readonly logger: Logger;
   /** Where command output goes (stdout in main). */
   readonly out: (text: string) => void;
+  /** Where messages for the person go (stderr in main); `out` when absent. */
+  readonly err?: (text: string) => void;
 }
 
 export interface Command {

@@ -20,7 +20,8 @@ export const ADMIN_TLS_FLAGS = {
   'admin-tls-key': { type: 'string' },
 } as const;
 
-export const TLS_USAGE = `  --tls-cert FILE     Serve the API over HTTPS with this certificate (PEM; reloaded when the
+export const TLS_USAGE = `\
+  --tls-cert FILE     Serve the API over HTTPS with this certificate (PEM; reloaded when the
                       file changes or on SIGHUP). Env MQ_TLS_CERT. Needs --tls-key.
   --tls-key FILE      Its private key (PEM). Env MQ_TLS_KEY.`;
 
@@ -36,7 +37,9 @@ function pairOf(flags: Flags, env: Env, prefix: '' | 'admin-'): ListenerTls | nu
   if (cert === undefined || key === undefined) {
     throw new UsageError(`--${prefix}tls-cert and --${prefix}tls-key go together`);
   }
-  if (cert.value === '' || key.value === '') throw new UsageError(`--${prefix}tls-* must name files`);
+  if (cert.value === '' || key.value === '') {
+    throw new UsageError(`--${prefix}tls-* must name files`);
+  }
   return { certFile: cert.value, keyFile: key.value };
 }
 
@@ -60,8 +63,12 @@ export function listenerTlsOptions(
   return {
     tls,
     onTlsReload: (error) => {
-      if (error === null) logger?.info({ listener, certFile: tls.certFile }, `${listener}: TLS certificate reloaded`);
-      else logger?.error({ listener, err: error }, `${listener}: new TLS certificate refused; the old one serves`);
+      if (error === null) {
+        logger?.info({ listener, certFile: tls.certFile }, `${listener}: TLS certificate reloaded`);
+      } else {
+        const message = `${listener}: new TLS certificate refused; the old one serves`;
+        logger?.error({ listener, err: error }, message);
+      }
     },
   };
 }

@@ -40,7 +40,8 @@ function refuseAppend(core: RaftCore, message: AppendEntries): string | null {
     if (entry.index > committed) break;
     const held = core.termAt(entry.index);
     if (held !== undefined && held !== entry.term) {
-      return `entry ${entry.index} (term ${entry.term}) contradicts the committed log (term ${held})`;
+      const what = `entry ${entry.index} (term ${entry.term})`;
+      return `${what} contradicts the committed log (term ${held})`;
     }
   }
   return null;

@@ -31,7 +31,9 @@ async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
 }
 
 function serial(): string {
-  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '7');
+  // 128 random bits with the top bit clear: a positive serial number, as RFC 5280 wants.
+  const hex = Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex');
+  return hex.replace(/^[89a-f]/, '7');
 }
 
 /** A new self-signed CA named `name`, valid from `nowMs` for CA_VALIDITY_DAYS. */
@@ -49,7 +51,10 @@ export async function makeCa(name: string, nowMs: number): Promise<PemPair> {
     keys: keys as never,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey as never),
     ],
   });
