@@ -4,6 +4,7 @@
 
 import { runCli } from './cli.js';
 import { createLogger } from './logger.js';
+import { startFailureSentence } from './start-failure.js';
 
 /** Exit status when a second signal cuts a graceful shutdown short (128 + SIGINT). */
 const EXIT_FORCED = 130;
@@ -34,7 +35,9 @@ async function main(): Promise<void> {
       err: (text) => process.stderr.write(text),
     });
   } catch (error) {
-    logger.fatal({ err: error }, 'mq failed');
+    const sentence = startFailureSentence(error);
+    if (sentence === null) logger.fatal({ err: error }, 'mq failed');
+    else process.stderr.write(`mq: ${sentence}\n`);
     status = 1;
   }
   // Exit explicitly: a stray handle (a socket a peer keeps open) must not hold the process.

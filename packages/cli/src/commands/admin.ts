@@ -232,17 +232,40 @@ async function runAdmin(argv: readonly string[], context: CommandContext): Promi
   const url = (typeof parsed.flags['url'] === 'string' ? parsed.flags['url'] : undefined) ??
     context.env['MQ_ADMIN_URL'] ?? ADMIN_URL_DEFAULT;
   const token = await adminToken(parsed.flags, context.env);
+  if (!/^https?:\/\//.test(url)) {
+    throw new UsageError(`the admin URL must start with http:// or https://, got '${url}'`);
+  }
   const call = async (req: Request): Promise<{ status: number; body: unknown }> => {
-    const response = await fetch(`${url.replace(/\/$/, '')}/admin/v1${req.path}`, {
-      method: req.method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
-      signal: AbortSignal.timeout(callTimeoutMs(req)),
-    });
+    let response: Response;
+    try {
+      response = await fetch(`${url.replace(/\/$/, '')}/admin/v1${req.path}`, {
+        method: req.method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
+        signal: AbortSignal.timeout(callTimeoutMs(req)),
+      });
+    } catch (error) {
+      throw new AdminUnreachable(url, error);
+    }
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
   };
-  let answer = await call(request);
+  let answer: { status: number; body: unknown };
+  try {
+    answer = await call(request);
+  } catch (error) {
+    if (!(error instanceof AdminUnreachable)) throw error;
+    (context.err ?? context.out)(`mq: ${error.message}\n`);
+    return 1;
+  }
+  const message = (answer.body as { message?: string } | null)?.message;
+  if (answer.status === 404 && message === 'no such path') {
+    (context.err ?? context.out)(
+      `mq: ${url} is not an admin API (it answers like the public API): the admin API listens ` +
+        'on the member\'s --admin-port, 127.0.0.1:8081 by default\n',
+    );
+    return 1;
+  }
   if (answer.status >= 300) {
     context.out(`${JSON.stringify(answer.body, null, 2)}\n`);
     return 1;
@@ -261,12 +284,25 @@ async function runAdmin(argv: readonly string[], context: CommandContext): Promi
     answer = { status: 201, body: { account: answer.body, key: key.body } };
   }
   if (makesKey && parsed.flags['quiet'] === true) {
-    const body = answer.body as { key: string | { key: string } };
-    context.out(`${typeof body.key === 'string' ? body.key : body.key.key}\n`);
+    // The key alone on stdout (for $(...)); its id, needed to block or revoke it, on stderr.
+    const body = answer.body as { id?: string; key: string | { id: string; key: string } };
+    const key = typeof body.key === 'string' ? body.key : body.key.key;
+    const id = typeof body.key === 'string' ? body.id : body.key.id;
+    context.out(`${key}\n`);
+    if (id !== undefined) (context.err ?? (() => undefined))(`key id ${id}\n`);
     return 0;
   }
   if (answer.body !== null) context.out(`${JSON.stringify(answer.body, null, 2)}\n`);
   return 0;
+}
+
+/** The admin API could not be reached at all. */
+class AdminUnreachable extends Error {
+  constructor(url: string, cause: unknown) {
+    const why = String((cause as { cause?: { code?: string } }).cause?.code ?? cause);
+    super(`no admin API answered at ${url} (${why}): is the member or mq serve running, and is ` +
+      'that its --admin-port?');
+  }
 }
 
 export const adminCommand: Command = {

@@ -56,6 +56,8 @@ describe('mq admin against mq serve', () => {
     expect(await runCli(['admin', 'accounts', 'create', 'acme', '-q'], c.io)).toBe(0);
     const key = c.out().trim();
     expect(key).toMatch(/^mqk_/);
+    // The key's id, to block or revoke it later, goes to stderr so $(...) gets the key alone.
+    expect(c.err()).toMatch(/^key id [0-9a-f]{16}\n$/);
     const response = await fetch(`${server.baseUrl}/spools/default`, { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
     const again = captureIo(env);
@@ -64,5 +66,12 @@ describe('mq admin against mq serve', () => {
     const wrong = captureIo({ ...env, MQ_ADMIN_TOKEN: 'w'.repeat(24) });
     expect(await runCli(['admin', 'accounts', 'list'], wrong.io)).toBe(1);
     expect(JSON.parse(wrong.out())).toMatchObject({ kind: 'unauthenticated' });
+    // Pointed at the public API, or at nothing: one sentence saying where the admin API is.
+    const publicPort = captureIo({ ...env, MQ_ADMIN_URL: server.baseUrl.replace(/\/v1$/, '') });
+    expect(await runCli(['admin', 'accounts', 'list'], publicPort.io)).toBe(1);
+    expect(publicPort.err()).toContain('is not an admin API (it answers like the public API)');
+    const nothing = captureIo({ ...env, MQ_ADMIN_URL: 'http://127.0.0.1:1' });
+    expect(await runCli(['admin', 'accounts', 'list'], nothing.io)).toBe(1);
+    expect(nothing.err()).toMatch(/^mq: no admin API answered at http:\/\/127\.0\.0\.1:1 /);
   }, 60_000);
 });
