@@ -3,6 +3,7 @@
 import type { Command } from './command.js';
 import { adminCommand } from './commands/admin.js';
 import { certsCommand } from './commands/certs.js';
+import { discardCommand, peekCommand, redriveCommand } from './commands/failed.js';
 import { queuesCommand } from './commands/queues.js';
 import { recvCommand } from './commands/recv.js';
 import { sendCommand } from './commands/send.js';
@@ -23,4 +24,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   [sendCommand.name, sendCommand],
   [recvCommand.name, recvCommand],
   [statsCommand.name, statsCommand],
+  [peekCommand.name, peekCommand],
+  [redriveCommand.name, redriveCommand],
+  [discardCommand.name, discardCommand],
 ]);

@@ -72,3 +72,34 @@ describe('the data-plane commands', () => {
     expect(down.err).toMatch(/^mq: no answer from the server .*is it running at that URL\?\n$/);
   });
 });
+
+describe('the failure queue from the terminal', () => {
+  async function failAll(queue: string, count: number): Promise<void> {
+    const { MqClient } = await import('@mq/client');
+    const client = new MqClient({ baseUrl: local.baseUrl, apiKey: 'k' });
+    for (let i = 0; i < count; i++) {
+      const delivery = await client.receive(queue, { waitSeconds: 0 });
+      await client.fail(delivery!.lease);
+    }
+  }
+
+  it('redrives some, then the rest, discards, and peeks by handle', async () => {
+    await mq('queues', 'create', 'work');
+    for (let i = 0; i < 5; i++) await mq('send', 'work', `job ${i}`);
+    await failAll('work', 5);
+    const some = await mq('redrive', 'work', '--count', '2');
+    expect(some).toMatchObject({ status: 0, out: 'recovered 2\n' });
+    expect(some.err).toContain('recovered 2 of 2');
+    expect((await mq('redrive', 'work', '--json')).out).toBe('{"recovered":3}\n');
+    expect((await mq('stats')).out).toMatch(/\nwork\s+5\s+0\s+0\s+0\s/);
+    await failAll('work', 2);
+    expect((await mq('discard', 'work')).out).toBe('discarded 2\n');
+    expect((await mq('stats')).out).toMatch(/\nwork\s+3\s+0\s+0\s+0\s/);
+    const handle = /handle (\S+)/.exec((await mq('send', 'work', 'look at me', '--handle')).out)![1]!;
+    const peeked = await mq('peek', handle);
+    expect(peeked).toMatchObject({ status: 0, out: 'look at me' });
+    expect(peeked.err).toMatch(/visible, retries 0/);
+    expect((await mq('discard', '--handle', handle)).out).toBe('discarded 1\n');
+    expect((await mq('peek', handle)).status).toBe(1);
+  });
+});
