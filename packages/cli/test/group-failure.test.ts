@@ -27,7 +27,7 @@ describe('a Raft group that stops on its own state', () => {
   it('makes mq serve unready and reports the group for the exit', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'mq-group-failure-'));
     const admin = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32) };
-    const handle = await startServe({ dataDir, host: '127.0.0.1', port: 0, ...admin, tls: null, adminTls: null });
+    const handle = await startServe({ dataDir, host: '127.0.0.1', port: 0, ...admin, tls: null, adminTls: null, connectionsPerAddress: 1024 });
     try {
       const root = handle.baseUrl.replace(/\/v1$/, '');
       expect((await fetch(`${root}/readyz`)).status).toBe(200);

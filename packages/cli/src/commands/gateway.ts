@@ -29,6 +29,12 @@ import { UsageError } from '../usage-error.js';
 import { clientCredentials, clusterChannelOptions } from '@mq/raft';
 import { TLS_FLAGS, TLS_USAGE, listenerTlsOptions, reloadOnHangup, tlsOf } from '../tls-options.js';
 import {
+  LISTENER_FLAGS,
+  LISTENER_USAGE,
+  listenerOf,
+  publicConnectionLimits,
+} from '../listener-options.js';
+import {
   CLUSTER_TLS_FLAGS,
   CLUSTER_TLS_USAGE,
   type ClusterTlsChoice,
@@ -38,6 +44,8 @@ import {
 } from '../cluster-tls-options.js';
 
 export interface GatewayCommandOptions extends HttpListen {
+  /** Connections one source address may hold on the API. */
+  readonly connectionsPerAddress: number;
   /** HTTPS for the API (null: plain HTTP). */
   readonly tls: ListenerTls | null;
   /** Member id -> gRPC address. */
@@ -76,6 +84,7 @@ Options:
   --port PORT     TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default 8080.
   --host HOST     Address to bind. Env MQ_HOST. Default 127.0.0.1.
 ${TLS_USAGE}
+${LISTENER_USAGE}
 ${CLUSTER_TLS_USAGE}
   -h, --help      Show this help.`;
 
@@ -109,6 +118,7 @@ export function parseGatewayArgs(
     gateways: { type: 'string' },
     ...CLUSTER_TLS_FLAGS,
     ...TLS_FLAGS,
+    ...LISTENER_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -128,6 +138,7 @@ export function parseGatewayArgs(
     clusterTls: clusterTlsOf(flags, env, 'mq gateway'),
     ...httpListenOf(flags, env),
     ...tlsOf(flags, env),
+    ...listenerOf(flags, env),
   };
 }
 
@@ -159,6 +170,7 @@ export async function startGateway(
   try {
     server = await startHttpServer(service, {
       ...listenerTlsOptions(options.tls, logger, 'API'),
+      connectionLimits: publicConnectionLimits(options.connectionsPerAddress),
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),

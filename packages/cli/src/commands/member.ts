@@ -21,6 +21,12 @@ import {
   reloadOnHangup,
   tlsOf,
 } from '../tls-options.js';
+import {
+  LISTENER_FLAGS,
+  LISTENER_USAGE,
+  listenerOf,
+  publicConnectionLimits,
+} from '../listener-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
@@ -60,6 +66,8 @@ import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metri
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
 
 export interface MemberCommandOptions extends HttpListen, AdminListen {
+  /** Connections one source address may hold on the API. */
+  readonly connectionsPerAddress: number;
   /** HTTPS for the API and for the admin API (null: plain HTTP). */
   readonly tls: ListenerTls | null;
   readonly adminTls: ListenerTls | null;
@@ -114,6 +122,7 @@ Options:
                       name this member and the existing ones.
 ${ADMIN_USAGE}
 ${TLS_USAGE}
+${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
   -h, --help          Show this help.
@@ -139,6 +148,7 @@ export function parseMemberArgs(
     host: { type: 'string' },
     ...ADMIN_FLAGS,
     ...TLS_FLAGS,
+    ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
     ...CLUSTER_TLS_FLAGS,
     join: { type: 'boolean' },
@@ -169,6 +179,7 @@ export function parseMemberArgs(
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
     ...tlsOf(flags, env),
+    ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
   };
 }
@@ -240,6 +251,7 @@ export async function startMember(
     });
     server = await startHttpServer(gateway, {
       ...listenerTlsOptions(options.tls, logger, 'API'),
+      connectionLimits: publicConnectionLimits(options.connectionsPerAddress),
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),

@@ -28,6 +28,12 @@ import {
   reloadOnHangup,
   tlsOf,
 } from '../tls-options.js';
+import {
+  LISTENER_FLAGS,
+  LISTENER_USAGE,
+  listenerOf,
+  publicConnectionLimits,
+} from '../listener-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
@@ -41,6 +47,8 @@ export const SERVE_MEMBER_ID = 'n1';
 export const SERVE_READY_TIMEOUT_MS = 60_000;
 
 export interface ServeOptions extends HttpListen, AdminListen {
+  /** Connections one source address may hold on the API. */
+  readonly connectionsPerAddress: number;
   /** HTTPS for the API and for the admin API (null: plain HTTP). */
   readonly tls: ListenerTls | null;
   readonly adminTls: ListenerTls | null;
@@ -75,6 +83,7 @@ Options:
   --host HOST         Address to bind. Env MQ_HOST. Default 127.0.0.1.
 ${ADMIN_USAGE}
 ${TLS_USAGE}
+${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
   -h, --help          Show this help.`;
 
@@ -89,6 +98,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     host: { type: 'string' },
     ...ADMIN_FLAGS,
     ...TLS_FLAGS,
+    ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
@@ -101,6 +111,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
     ...tlsOf(flags, env),
+    ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
   };
 }
@@ -140,6 +151,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     });
     server = await startHttpServer(member.service, {
       ...listenerTlsOptions(options.tls, logger, 'API'),
+      connectionLimits: publicConnectionLimits(options.connectionsPerAddress),
       host: options.host,
       port: options.port,
       authenticate: (key) => directory.authenticate(key),

@@ -50,7 +50,7 @@ describe('mq admin against mq serve', () => {
 
   it('creates an account and prints only its key with -q; the key works at once', async () => {
     root = await mkdtemp(join(tmpdir(), 'mq-admin-test-'));
-    server = await startServe({ dataDir: join(root, 'data'), host: '127.0.0.1', port: 0, adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: token, tls: null, adminTls: null });
+    server = await startServe({ dataDir: join(root, 'data'), host: '127.0.0.1', port: 0, adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: token, tls: null, adminTls: null, connectionsPerAddress: 1024 });
     const env = { MQ_ADMIN_TOKEN: token, MQ_ADMIN_URL: `http://127.0.0.1:${server.adminPort}` };
     const c = captureIo(env);
     expect(await runCli(['admin', 'accounts', 'create', 'acme', '-q'], c.io)).toBe(0);

@@ -11,7 +11,14 @@ describe('parseGatewayArgs', () => {
     expect(parseGatewayArgs(['--members', 'n1=a:1', '--insecure-cluster'], {})).toMatchObject({
       clusterTls: { mode: 'insecure' },
       tls: null,
+      connectionsPerAddress: 1024,
     });
+    expect(parseGatewayArgs(['--members', 'n1=a:1', '--connections-per-address', '9000'], INSECURE)).toMatchObject({
+      connectionsPerAddress: 9000,
+    });
+    expect(() => parseGatewayArgs(['--members', 'n1=a:1'], { ...INSECURE, MQ_CONNECTIONS_PER_ADDRESS: '0' })).toThrow(
+      /MQ_CONNECTIONS_PER_ADDRESS must be 1-16384/,
+    );
   });
 
   it('requires the members; reads MQ_MEMBERS, MQ_PORT, MQ_HOST; flags win', () => {
@@ -22,15 +29,20 @@ describe('parseGatewayArgs', () => {
       port: 8080,
       clusterTls: { mode: 'insecure' },
       tls: null,
+      connectionsPerAddress: 1024,
     });
     expect(parseGatewayArgs(['--members', 'n1=a:1', '--gateways', '3'], INSECURE)).toMatchObject({ gateways: 3 });
+    const raised = parseGatewayArgs(['--members', 'n1=a:1', '--connections-per-address', '9000'], INSECURE);
+    expect(raised).toMatchObject({ connectionsPerAddress: 9000 });
+    const zero = { ...INSECURE, MQ_CONNECTIONS_PER_ADDRESS: '0' };
+    expect(() => parseGatewayArgs(['--members', 'n1=a:1'], zero)).toThrow(/must be 1-16384/);
     expect(parseGatewayArgs(['--members', 'n1=a:1'], { MQ_GATEWAYS: '2', ...INSECURE })).toMatchObject({ gateways: 2 });
     for (const bad of ['0', '65', 'x', '1.5']) {
       expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--gateways', bad], INSECURE)).toThrow(UsageError);
     }
     const env = { MQ_MEMBERS: 'm=x:1', MQ_PORT: '9000', MQ_HOST: '0.0.0.0', ...INSECURE };
-    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, gateways: 1, host: '0.0.0.0', port: 9000, clusterTls: { mode: 'insecure' }, tls: null });
-    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, gateways: 1, host: '0.0.0.0', port: 0, clusterTls: { mode: 'insecure' }, tls: null });
+    expect(parseGatewayArgs([], env)).toEqual({ members: { m: 'x:1' }, gateways: 1, host: '0.0.0.0', port: 9000, clusterTls: { mode: 'insecure' }, tls: null, connectionsPerAddress: 1024 });
+    expect(parseGatewayArgs(['--members', 'k=y:2', '--port', '0'], env)).toEqual({ members: { k: 'y:2' }, gateways: 1, host: '0.0.0.0', port: 0, clusterTls: { mode: 'insecure' }, tls: null, connectionsPerAddress: 1024 });
     expect(() => parseGatewayArgs([], INSECURE)).toThrow(/--members/);
     expect(() => parseGatewayArgs(['--members', 'x'], INSECURE)).toThrow(UsageError);
     expect(() => parseGatewayArgs(['--members', 'n1=a:1', '--data', 'd'], INSECURE)).toThrow(UsageError);
@@ -47,6 +59,7 @@ describe('startGateway', () => {
       port: 0,
       clusterTls: { mode: 'insecure' },
       tls: null,
+      connectionsPerAddress: 1024,
     });
     try {
       const root = gateway.baseUrl.replace(/\/v1$/, '');

@@ -27,6 +27,7 @@ describe('parseMemberArgs', () => {
       clusterTls: { mode: 'insecure' },
       tls: null,
       adminTls: null,
+      connectionsPerAddress: 1024,
     });
     expect(parseMemberArgs(['--id', 'n2', '--peers', PEERS, '--join'], INSECURE)).toMatchObject({ join: true });
     expect(() => parseMemberArgs(['--peers', PEERS], INSECURE)).toThrow(/--id/);

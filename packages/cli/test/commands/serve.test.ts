@@ -6,7 +6,7 @@ import { SERVE_DATA_DIR_DEFAULT, UsageError, parseServeArgs, runCli, startServe 
 import { captureIo } from '../io.js';
 
 let auth: Record<string, string> = {};
-const ADMIN = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32), tls: null, adminTls: null };
+const ADMIN = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32), tls: null, adminTls: null, connectionsPerAddress: 1024 };
 
 /** A key of a fresh account on `server` (through its admin backend). */
 async function keyOn(server: { member: { admin: { createAccount(id: string, plan?: string): Promise<unknown>; createKey(id: string): Promise<{ key: string }> } } }): Promise<Record<string, string>> {
@@ -37,6 +37,7 @@ describe('parseServeArgs', () => {
       adminToken: null,
       tls: null,
       adminTls: null,
+      connectionsPerAddress: 1024,
     });
   });
 
