@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { MqClient, MqClientError, MqTransportError } from '@mq/client';
+import { parseFlags } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { CommandContext } from './command.js';
 import { UsageError } from './usage-error.js';
@@ -51,6 +52,24 @@ function readConfig(env: Env): ConfigFile {
   } catch {
     throw new UsageError(`${path} is not a JSON object like {"url": "...", "key": "..."}`);
   }
+}
+
+/**
+ * Splits `argv` into its leading words (queue, body, handle...) and the flags after them, parsed
+ * against the connection flags plus `extra`. UsageError for an unknown flag.
+ */
+export function parseDataPlaneArgs(
+  argv: readonly string[],
+  extra: Record<string, { readonly type: 'string' | 'boolean' }>,
+): { positional: readonly string[]; flags: Flags } {
+  const split = argv.findIndex((arg) => arg.startsWith('-'));
+  const positional = split < 0 ? argv : argv.slice(0, split);
+  const flags = parseFlags(split < 0 ? [] : argv.slice(split), {
+    ...CONNECTION_FLAGS,
+    ...extra,
+    help: { type: 'boolean', short: 'h' },
+  });
+  return { positional, flags };
 }
 
 /** A client for the API the flags, environment or config file name. UsageError without a key. */

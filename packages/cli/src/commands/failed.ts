@@ -4,23 +4,16 @@
 // running it again resumes where it stopped.
 
 import type { MqClient } from '@mq/client';
-import { parseFlags } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, clientOf, reportFailures } from '../data-plane.js';
+import {
+  CONNECTION_USAGE,
+  clientOf,
+  parseDataPlaneArgs,
+  reportFailures,
+} from '../data-plane.js';
 import { UsageError } from '../usage-error.js';
 
 type Flags = Record<string, string | boolean | undefined>;
-
-function parse(argv: readonly string[], extra: Record<string, { type: 'string' | 'boolean' }>) {
-  const split = argv.findIndex((arg) => arg.startsWith('-'));
-  const positional = split < 0 ? argv : argv.slice(0, split);
-  const flags = parseFlags(split < 0 ? [] : argv.slice(split), {
-    ...CONNECTION_FLAGS,
-    ...extra,
-    help: { type: 'boolean', short: 'h' },
-  });
-  return { positional, flags };
-}
 
 function countOf(flags: Flags): number | undefined {
   const text = flags['count'];
@@ -94,7 +87,7 @@ async function runFailed(
   context: CommandContext,
 ): Promise<number> {
   const extraFlags = { count: { type: 'string' }, handle: { type: 'string' } } as const;
-  const { positional, flags } = parse(argv, extraFlags);
+  const { positional, flags } = parseDataPlaneArgs(argv, extraFlags);
   if (flags['help'] === true) {
     context.out(`${usage}\n`);
     return 0;
@@ -124,7 +117,7 @@ async function runFailed(
 }
 
 async function runPeek(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { positional, flags } = parse(argv, {});
+  const { positional, flags } = parseDataPlaneArgs(argv, {});
   if (flags['help'] === true) {
     context.out(`${PEEK_USAGE}\n`);
     return 0;

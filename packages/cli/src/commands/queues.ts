@@ -1,12 +1,11 @@
 // `mq queues`: list, create, describe and delete the queues of a spool.
 
 import type { MqClient } from '@mq/client';
-import { parseFlags } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import {
-  CONNECTION_FLAGS,
   CONNECTION_USAGE,
   clientOf,
+  parseDataPlaneArgs,
   reportFailures,
   table,
 } from '../data-plane.js';
@@ -87,15 +86,11 @@ async function act(
 }
 
 async function runQueues(argv: readonly string[], context: CommandContext): Promise<number> {
-  const split = argv.findIndex((arg) => arg.startsWith('-'));
-  const positional = split < 0 ? argv : argv.slice(0, split);
-  const flags = parseFlags(split < 0 ? [] : argv.slice(split), {
-    ...CONNECTION_FLAGS,
+  const { positional, flags } = parseDataPlaneArgs(argv, {
     'lease-timeout': { type: 'string' },
     'max-retries': { type: 'string' },
     'dedup-window': { type: 'string' },
     force: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) {
     context.out(`${USAGE}\n`);

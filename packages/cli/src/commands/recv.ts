@@ -1,8 +1,12 @@
 // `mq recv QUEUE`: receive one message, print it, and ack it or keep the lease.
 
-import { parseFlags } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, clientOf, reportFailures } from '../data-plane.js';
+import {
+  CONNECTION_USAGE,
+  clientOf,
+  parseDataPlaneArgs,
+  reportFailures,
+} from '../data-plane.js';
 import { UsageError } from '../usage-error.js';
 
 const USAGE = `Usage: mq recv QUEUE [--wait SECONDS] [--ack]
@@ -31,13 +35,9 @@ function payloadJson(body: Uint8Array): { text: string } | { base64: string } {
 }
 
 async function runRecv(argv: readonly string[], context: CommandContext): Promise<number> {
-  const split = argv.findIndex((arg) => arg.startsWith('-'));
-  const positional = split < 0 ? argv : argv.slice(0, split);
-  const flags = parseFlags(split < 0 ? [] : argv.slice(split), {
-    ...CONNECTION_FLAGS,
+  const { positional, flags } = parseDataPlaneArgs(argv, {
     wait: { type: 'string' },
     ack: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) {
     context.out(`${USAGE}\n`);

@@ -1,9 +1,13 @@
 // `mq send QUEUE [BODY]`: one message from an argument, a file (--file) or standard input.
 
 import { readFile } from 'node:fs/promises';
-import { parseFlags } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, clientOf, reportFailures } from '../data-plane.js';
+import {
+  CONNECTION_USAGE,
+  clientOf,
+  parseDataPlaneArgs,
+  reportFailures,
+} from '../data-plane.js';
 import { UsageError } from '../usage-error.js';
 
 const USAGE = `Usage: mq send QUEUE [BODY] [--file FILE] [--delay SECONDS] [--dedup-key KEY]
@@ -28,15 +32,11 @@ async function readStdin(): Promise<Uint8Array> {
 }
 
 async function runSend(argv: readonly string[], context: CommandContext): Promise<number> {
-  const split = argv.findIndex((arg) => arg.startsWith('-'));
-  const positional = split < 0 ? argv : argv.slice(0, split);
-  const flags = parseFlags(split < 0 ? [] : argv.slice(split), {
-    ...CONNECTION_FLAGS,
+  const { positional, flags } = parseDataPlaneArgs(argv, {
     file: { type: 'string' },
     delay: { type: 'string' },
     'dedup-key': { type: 'string' },
     handle: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) {
     context.out(`${USAGE}\n`);
