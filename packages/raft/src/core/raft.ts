@@ -1053,9 +1053,16 @@ export class RaftCore {
   private handleAppendResponse(m: AppendEntriesResponse): void {
     const pr = this.progress.get(m.from);
     if (pr === undefined) return;
+    // A tick this node has not reached answers an AppendEntries of an earlier incarnation of it
+    // (it restarted, its ticks began again at 0, and it leads again): a follower that has moved
+    // to our new term rejects the delayed old request with the new term. It answers nothing this
+    // leader sent, so it is dropped like a lost message (simulation seed 485757).
+    if (m.leaderTick > this.now) return;
     pr.lastHeardTick = this.roleTicks;
-    assert(m.leaderTick <= this.now, 'echoed leader tick from the future');
-    if (m.leaderTick > pr.ackedLeaderTick) pr.ackedLeaderTick = m.leaderTick;
+    // Only an acceptance proves the echoed tick is this incarnation's: a rejection may answer an
+    // earlier incarnation's request whose tick happens to be below ours, and a lease counted
+    // from it could outlive what the follower promised.
+    if (m.success && m.leaderTick > pr.ackedLeaderTick) pr.ackedLeaderTick = m.leaderTick;
     if (!m.success) {
       if (pr.maybeDecrTo(m.matchIndex, this.hintNext(m))) {
         if (pr.state === 'replicate') pr.becomeProbe(pr.next);
