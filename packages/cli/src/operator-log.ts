@@ -119,6 +119,10 @@ export function operatorEvents(before: MemberStatus, after: MemberStatus): Opera
     if (old === undefined) {
       out.push({ level: 'info', fields: { event: 'replica_added', member: after.id,
         spool: g.spool, group }, message: `${after.id} now holds a replica of ${what(g)}` });
+      // A replica that knew its primary (or opened as one) before the first sample says so,
+      // as if it had started with none: otherwise whether that line appears depends on timing.
+      const unknown = { ...g, leaderId: null, term: 0, serving: false, failure: null };
+      out.push(...leaderEvents(after.id, unknown, g), ...localEvents(after.id, unknown, g));
       continue;
     }
     out.push(...leaderEvents(after.id, old, g), ...localEvents(after.id, old, g));

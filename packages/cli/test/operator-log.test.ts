@@ -73,7 +73,8 @@ describe('operator log', () => {
     const after = status(META, { b: { term: 1, leaderId: 'n2' } }, voters);
     expect(kinds(before, after)).toEqual([
       ['info', 'member_joined'], ['info', 'member_left'],
-      ['info', 'replica_added'], ['info', 'replica_removed'],
+      // A new replica that already knows its primary says who it is.
+      ['info', 'replica_added'], ['info', 'leader_changed'], ['info', 'replica_removed'],
     ]);
     const failed = status(META, { b: { term: 1, leaderId: 'n2', failure: 'EIO' } }, voters);
     const events = operatorEvents(after, failed).map((e) => [
