@@ -129,6 +129,10 @@ describe('isolation between accounts', () => {
     await admin.createSpool(b.id, 'orders');
     const ordersA = apiFor(a.key, cluster.baseUrl, 'orders');
     const ordersB = apiFor(b.key, cluster.baseUrl, 'orders');
+    // The admin call returns once the member that ran it serves the spool; a member that has not
+    // applied the metadata entry yet answers spool_not_found for a moment (a known gap, noted on
+    // issue 12). Isolation is what this test checks, so wait until B's spool answers.
+    await expect.poll(async () => (await ordersB.call('GET', ordersB.spoolPath())).status).toBe(200);
     const q = await ordersA.createQueue();
     expectRefusal(await ordersB.describeQueue(q), 404, 'queue_not_found');
     // A's message is still A's: B's attempts changed nothing.
