@@ -86,6 +86,8 @@ export interface MemberStatus {
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
+/** How often a member reconciles its replicas with the metadata without a new entry (ms). */
+const RECONCILE_INTERVAL_MS = 1_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 
@@ -143,6 +145,7 @@ export class Member implements AccountsHost {
   /** Replicas of deleted spools being closed and dropped from storage. */
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly readyWaiters = new Set<ReadyWaiter>();
+  private reconcileTimer: NodeJS.Timeout | null = null;
   /** Drives the replica moves of the spools this member leads. */
   private readonly mover: ReplicaMover;
   private readonly patterns = new PatternCache();
@@ -226,6 +229,12 @@ export class Member implements AccountsHost {
     this.watchNode(META_GROUP, this.metaValue.node);
     await this.startStoredReplicas(stored);
     this.reconcile();
+    // Metadata applied while this member was not caught up (no known leader, entries still to
+    // apply) is acted on only by a later apply; a member just removed from the metadata group
+    // gets none, and kept its moved replica for good (issue 14, the replica-mover test). So the
+    // reconciliation also runs on a timer: it is idempotent and cheap.
+    this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
+    this.reconcileTimer.unref();
   }
 
   /**
@@ -480,6 +489,7 @@ export class Member implements AccountsHost {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
     const closed = unavailable(`member ${this.id} closed`);
     for (const waiter of this.readyWaiters) {
       clearTimeout(waiter.timer);
