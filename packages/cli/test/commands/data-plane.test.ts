@@ -8,7 +8,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   local = await startLocal({ host: '127.0.0.1', port: 0 });
-  env = { MQ_URL: local.baseUrl, MQ_KEY: 'any-key', MQ_CONFIG: '/dev/null/none' };
+  env = { MQ_URL: local.baseUrl, MQ_KEY: 'any-key' };
 });
 
 afterAll(async () => {
@@ -16,7 +16,8 @@ afterAll(async () => {
 });
 
 async function mq(...argv: string[]) {
-  const c = captureIo({ ...env, MQ_CONFIG: undefined, HOME: '/nonexistent' });
+  // No config file is read: HOME points nowhere.
+  const c = captureIo({ ...env, HOME: '/nonexistent' });
   const status = await runCli(argv, c.io);
   return { status, out: c.out(), err: c.err() };
 }

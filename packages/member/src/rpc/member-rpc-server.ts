@@ -80,18 +80,23 @@ export function memberServiceRegistration(
 }
 
 /**
- * Adds the member service over `service` to `server` (bound or not). The server's
+ * Adds the member service over `service` to `server` (bound or not), each call checked against
+ * the registration's access under `security` (default insecure). The server's
  * 'grpc.max_receive_message_length' must allow the largest call (a message payload plus ~1 KiB).
  */
 export function serveSpoolService(
   server: grpc.Server,
   service: SpoolService,
-  options: MemberRpcOptions = {},
+  options: MemberRpcOptions & { readonly security?: ClusterSecurity } = {},
 ): MemberServiceRegistration {
   const registration = memberServiceRegistration(service, options);
-  server.addService(registration.definition, registration.implementation);
+  const { definition, implementation, access } = registration;
+  const security = options.security ?? INSECURE_CLUSTER;
+  server.addService(definition, guardService(definition, implementation, access, security, noop));
   return registration;
 }
+
+const noop = (): void => undefined;
 
 export interface MemberRpcServer {
   /** The bound `host:port` (the real port when `listen` asked for 0). */
@@ -121,15 +126,7 @@ export async function startMemberRpcServer(
     'grpc.keepalive_permit_without_calls': 1,
   });
   const security = options.security ?? INSECURE_CLUSTER;
-  const registration = memberServiceRegistration(options.service, { ...options, limits });
-  const implementation = guardService(
-    registration.definition,
-    registration.implementation,
-    registration.access,
-    security,
-    () => undefined,
-  );
-  server.addService(registration.definition, implementation);
+  const registration = serveSpoolService(server, options.service, { ...options, limits, security });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(options.listen, serverCredentials(security), (error, bound) =>
       error ? reject(error) : resolve(bound),

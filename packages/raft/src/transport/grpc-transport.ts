@@ -131,7 +131,11 @@ export class GrpcTransport implements Transport {
       options.onRefused ?? (() => undefined),
     );
     const services = [
-      { definition: RAFT_SERVICE, implementation: { stream: transport.serveStream }, access: RAFT_ACCESS },
+      {
+        definition: RAFT_SERVICE,
+        implementation: { stream: transport.serveStream },
+        access: RAFT_ACCESS,
+      },
       ...(options.services ?? []),
     ];
     for (const service of services) {
