@@ -95,13 +95,20 @@ function readIncoming(incoming: IncomingMessage, limits: BodyLimits): Promise<Ui
   const collector = new Collector(limits);
   if (incoming.readableEnded) return Promise.resolve(collector.finish());
   return new Promise<Uint8Array>((resolve, reject) => {
-    // A body trickling in holds its connection and its bytes: past its deadline it is cut.
-    const slow = setTimeout(() => {
-      fail(tooSlow());
-      incoming.socket.destroy();
-    }, limits.deadlineMs ?? bodyDeadlineMs(limits.exactBytes ?? limits.maxBytes));
+    // A body trickling in holds its connection and its bytes: past its deadline it is cut. The
+    // timer is armed only when a body does not arrive whole in its first chunk, so the common
+    // small send costs none; one that sends nothing after its headers holds no bytes, and
+    // Node's request timeout ends it.
+    let slow: NodeJS.Timeout | undefined;
+    const deadlineMs = limits.deadlineMs ?? bodyDeadlineMs(limits.exactBytes ?? limits.maxBytes);
+    const armDeadline = (): void => {
+      slow = setTimeout(() => {
+        fail(tooSlow());
+        incoming.socket.destroy();
+      }, deadlineMs);
+    };
     const cleanup = (): void => {
-      clearTimeout(slow);
+      if (slow !== undefined) clearTimeout(slow);
       collector.release();
       incoming.off('data', onData);
       incoming.off('end', onEnd);
@@ -118,7 +125,9 @@ function readIncoming(incoming: IncomingMessage, limits: BodyLimits): Promise<Ui
         collector.add(chunk);
       } catch (error) {
         fail(error);
+        return;
       }
+      if (slow === undefined && collector.received !== limits.exactBytes) armDeadline();
     };
     const onEnd = (): void => {
       cleanup();
