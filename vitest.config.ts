@@ -7,7 +7,7 @@ export default defineConfig({
   resolve: {
     alias: Object.fromEntries(
       packages.map((name) => [
-        `@mq/${name}`,
+        `@spoolmq/${name}`,
         fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
       ]),
     ),

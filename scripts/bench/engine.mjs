@@ -8,7 +8,7 @@
 //   replica  encode + decode + apply of send and ack commands (the log round trip a Raft
 //            follower's apply depends on): cycles/s
 // Payloads are --payload bytes (default 128). Needs `npx tsc -b packages/engine` first (it
-// imports @mq/engine from dist). Prints a table and writes bench-results/engine.json.
+// imports @spoolmq/engine from dist). Prints a table and writes bench-results/engine.json.
 // Flags: --cycles 1000000 --seconds 10 --payload 128
 import { relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -33,7 +33,7 @@ export async function run({ flags = {} } = {}) {
     seconds: numberFlag(flags, 'seconds', 10, 1, 600),
     payloadBytes: numberFlag(flags, 'payload', 128, 0, 1_048_576),
   };
-  const engineModule = await import('@mq/engine');
+  const engineModule = await import('@spoolmq/engine');
   const machine = machineInfo();
   const command = ['node', relative(REPO_ROOT, SCRIPT), ...process.argv.slice(2)].join(' ');
   process.stdout.write(`${machineLine(machine)}\ncommand: ${command}\n`);

@@ -14,7 +14,7 @@
 // Flags: --seconds 5 (per phase) --concurrency 1,64,1024 --payload 128 --dir <data dir>
 //        --only disk,storage,transport,raft --cpu-prof (profile the member processes; .cpuprofile
 //        files under bench-results/prof)
-// Needs `npx tsc -b packages/raft` first (it imports @mq/raft from dist).
+// Needs `npx tsc -b packages/raft` first (it imports @spoolmq/raft from dist).
 // Prints tables and writes bench-results/raft.json.
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,7 +45,7 @@ export async function run({ flags = {} } = {}) {
   const root = config.dir ?? mkdtempSync(join(tmpdir(), 'mq-bench-raft-'));
   process.stdout.write(`${machineLine(machine)}\ncommand: ${command}\ndata: ${root}\n`);
   process.stdout.write(`phases of ${config.seconds} s, payload ${config.payloadBytes} B, concurrency ${config.concurrency.join(', ')}\n\n`);
-  const raft = await import('@mq/raft');
+  const raft = await import('@spoolmq/raft');
   const results = { machine, command, startedAt: new Date().toISOString(), config, dataDirectory: root };
   try {
     if (config.only.includes('disk')) results.disk = diskPhase(root);
@@ -223,7 +223,7 @@ function appendMessage(from, to, id, payload) {
 
 async function raftPhase(raft, root, config, disk) {
   if (typeof raft.RaftNode !== 'function') {
-    process.stdout.write('raft: skipped, RaftNode is not exported by @mq/raft (build packages/raft once it exists)\n\n');
+    process.stdout.write('raft: skipped, RaftNode is not exported by @spoolmq/raft (build packages/raft once it exists)\n\n');
     return { skipped: 'RaftNode not available' };
   }
   const ids = ['n1', 'n2', 'n3'];
@@ -308,7 +308,7 @@ function nextMessage(child, match, timeoutMs = 30_000) {
 
 /** Entry point of a child: `--role echo` or `--role member --id <id> --dir <dir>`. */
 async function childMain(flags) {
-  const raft = await import('@mq/raft');
+  const raft = await import('@spoolmq/raft');
   if (flags.role === 'echo') return echoMain(raft);
   if (flags.role === 'member') return memberMain(raft, flags);
   throw new Error(`unknown role ${flags.role}`);

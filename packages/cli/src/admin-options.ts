@@ -12,7 +12,7 @@ import {
   ADMIN_PORT_DEFAULT,
   ADMIN_TOKEN_CHARS_MIN,
   type AdminAuditRecord,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 import { parseHost, parsePort } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { Logger } from './logger.js';

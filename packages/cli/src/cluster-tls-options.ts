@@ -9,7 +9,7 @@ import {
   type PeerIdentity,
   type Refusal,
   ownIdentity,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { Logger } from './logger.js';
 import { UsageError } from './usage-error.js';

@@ -2,9 +2,9 @@
 // (role, term, leader, commit lag) and fsync latency as JSON, and the per-queue metrics of the
 // spools it serves. Both read Member.status() and Member.storageStats(); nothing new is tracked.
 
-import { type AdminAppOptions, renderQueueMetrics } from '@mq/gateway';
-import type { Member, MemberStatus } from '@mq/member';
-import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
+import { type AdminAppOptions, renderQueueMetrics } from '@spoolmq/gateway';
+import type { Member, MemberStatus } from '@spoolmq/member';
+import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
 import { renderMemberGroupMetrics } from './status-metrics.js';
 
 export interface GroupStatusJson {

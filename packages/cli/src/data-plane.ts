@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { MqClient, MqClientError, MqTransportError } from '@mq/client';
+import { MqClient, MqClientError, MqTransportError } from '@spoolmq/client';
 import { parseFlags } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { CommandContext } from './command.js';

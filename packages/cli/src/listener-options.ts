@@ -2,7 +2,7 @@
 // `mq gateway`: how many connections one source address may hold on the public listener. Behind
 // a load balancer every client shares the balancer's few addresses; raise it there.
 
-import { PUBLIC_CONNECTION_LIMITS } from '@mq/gateway';
+import { PUBLIC_CONNECTION_LIMITS } from '@spoolmq/gateway';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import { UsageError } from './usage-error.js';
 

@@ -1,7 +1,7 @@
 // Where the gateway and the member RPC report unexpected exceptions: the command's pino logger
 // (one JSON line each) instead of their default, a bare line on stderr.
 
-import type { LogContext, RequestLogEntry } from '@mq/gateway';
+import type { LogContext, RequestLogEntry } from '@spoolmq/gateway';
 import type { Logger } from './logger.js';
 
 type LogError<Context> = (error: unknown, context: Context) => void;

@@ -4,7 +4,7 @@
 // added to or removed from this member, a replica stopping on a storage failure. A pure diff of
 // two Member.status() snapshots; the shell samples status on an interval (no member.ts hook).
 
-import type { MemberStatus } from '@mq/member';
+import type { MemberStatus } from '@spoolmq/member';
 import type { Logger } from './logger.js';
 
 /** How often the shell compares status snapshots (an event is logged at most this late). */

@@ -11,9 +11,9 @@ import {
   type MemberMetrics,
   type MetricType,
   type RemoteServiceMetrics,
-} from '@mq/gateway';
-import type { MemberStatus, SpoolReplicaStatus } from '@mq/member';
-import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
+} from '@spoolmq/gateway';
+import type { MemberStatus, SpoolReplicaStatus } from '@spoolmq/member';
+import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
 
 interface GroupRow {
   readonly group: string;

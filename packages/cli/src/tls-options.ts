@@ -3,7 +3,7 @@
 // reach. The files are re-read when they change (and on SIGHUP), so a renewed certificate needs
 // no restart.
 
-import type { ListenerTls, RunningServer } from '@mq/gateway';
+import type { ListenerTls, RunningServer } from '@spoolmq/gateway';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { Logger } from './logger.js';
 import { UsageError } from './usage-error.js';

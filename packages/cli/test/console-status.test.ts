@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { MemberStatus } from '@mq/member';
-import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@mq/raft';
+import type { MemberStatus } from '@spoolmq/member';
+import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
 import { histogramQuantileMs, memberStatusJson } from '../src/console-status.js';
 
 const group = (name: string, role: string, commitIndex: number, appliedIndex: number) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MemberStatus } from '@mq/member';
+import type { MemberStatus } from '@spoolmq/member';
 import { operatorEvents } from '../src/operator-log.js';
 
 interface Group {

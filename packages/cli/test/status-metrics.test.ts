@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { MemberStatus } from '@mq/member';
-import { FSYNC_BUCKET_BOUNDS_MS, type RaftNodeStatus, type StorageStats } from '@mq/raft';
+import type { MemberStatus } from '@spoolmq/member';
+import { FSYNC_BUCKET_BOUNDS_MS, type RaftNodeStatus, type StorageStats } from '@spoolmq/raft';
 import { renderMemberMetrics, renderRemoteMetrics } from '../src/index.js';
 
 const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.]+(e[-+]?[0-9]+)?$/;

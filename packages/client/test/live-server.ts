@@ -1,8 +1,8 @@
 // Starts the real in-memory server (gateway over the local service) on a free loopback port
 // for tests that exercise the client end to end.
 
-import { startHttpServer } from '@mq/gateway';
-import { createLocalService } from '@mq/member';
+import { startHttpServer } from '@spoolmq/gateway';
+import { createLocalService } from '@spoolmq/member';
 import { MqClient, type MqClientOptions } from '../src/index.js';
 
 export interface LiveServer {

@@ -4,7 +4,7 @@
 import { BodyBudget } from './body-budget.js';
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
-import { MqError, type SpoolService } from '@mq/engine';
+import { MqError, type SpoolService } from '@spoolmq/engine';
 import { authenticateRequest } from './auth.js';
 import { errorResponse, mqErrorResponse } from './error-response.js';
 import { CONSOLE_PATH, consoleResponse } from './console/console-routes.js';

@@ -1,7 +1,7 @@
 // Authentication: `Authorization: Bearer <key>` on every API request. A key anywhere else (a
 // query string) never counts. What a key may do is decided by the injected `authenticate`.
 
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import type { Principal } from './accounts/account-directory.js';
 
 /** Checks a key; resolves with its principal (undefined: any key acts, unscoped). */

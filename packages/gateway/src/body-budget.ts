@@ -4,7 +4,7 @@
 // answers 429, past the process's budget 503, both before anything is appended.
 
 import assert from 'node:assert/strict';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 
 /** Body bytes in flight for the whole process: far above a busy gateway's working set. */
 export const BODY_BYTES_IN_FLIGHT_MAX = 256 * 1_048_576;

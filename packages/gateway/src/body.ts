@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { IncomingMessage } from 'node:http';
-import { MqError, invalidArgument } from '@mq/engine';
+import { MqError, invalidArgument } from '@spoolmq/engine';
 import type { BodyBudget } from './body-budget.js';
 
 export interface BodyLimits {

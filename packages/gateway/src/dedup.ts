@@ -3,7 +3,7 @@
 // in hex, so senders of either form deduplicate against each other.
 
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '@mq/engine';
+import { invalidArgument } from '@spoolmq/engine';
 
 export const DEDUP_KEY_BYTES = 16;
 const DEDUP_STRING_PATTERN = /^[\x21-\x7E]{1,128}$/;

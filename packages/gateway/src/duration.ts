@@ -1,7 +1,7 @@
 // Duration values of `Svc-Delay` (release, ack-and-send): Go `time.ParseDuration` syntax limited
 // to non-negative integers and the units ms, s, m, h, e.g. `0`, `500ms`, `90s`, `1h30m`.
 
-import { invalidArgument } from '@mq/engine';
+import { invalidArgument } from '@spoolmq/engine';
 
 /** Largest delay any operation accepts: 168 hours, in milliseconds. */
 export const DELAY_MAX_MS = 604_800_000;

@@ -2,7 +2,7 @@
 // `{"kind","message","details"}` as application/json, except the blocked-key 403 whose body has
 // no `kind`. 429 carries a whole-second `Retry-After` of at least 1; 503 carries `Retry-After: 1`.
 
-import { MqError, isMqError } from '@mq/engine';
+import { MqError, isMqError } from '@spoolmq/engine';
 
 const JSON_TYPE = 'application/json';
 

@@ -3,7 +3,7 @@
 // Each account may hold at most `perAccountMax` of them on this process: a long poll holds a
 // connection and a waiter for up to 20 s, and one account's workers must not hold them all.
 
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 
 /** Long polls one account may hold open on one process (a large worker pool's worth). */
 export const LONG_POLLS_PER_ACCOUNT_MAX = 4_096;

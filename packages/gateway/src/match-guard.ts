@@ -11,7 +11,7 @@
 
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { MqError, TokenBucket, invalidArgument } from '@mq/engine';
+import { MqError, TokenBucket, invalidArgument } from '@spoolmq/engine';
 import { MATCH_PATTERN_MAX_CHARS } from './options.js';
 
 /** Wasm heap held back in the worker so a pattern must compile within what remains (~2 MiB). */

@@ -8,7 +8,7 @@ import type { BodyBudget } from './body-budget.js';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import { MqError, isMqError, type SpoolService } from '@mq/engine';
+import { MqError, isMqError, type SpoolService } from '@spoolmq/engine';
 import { authenticateRequest } from './auth.js';
 import type { LongPolls } from './long-polls.js';
 import type { MatchGuard } from './match-guard.js';

@@ -1,7 +1,7 @@
 // Parameters several operations share, read from the validated header view and query. Each
 // throws 400 invalid_argument naming the header or parameter when its rule fails.
 
-import { invalidArgument } from '@mq/engine';
+import { invalidArgument } from '@spoolmq/engine';
 import { DELAY_MAX_MS, parseDurationMs } from './duration.js';
 import type { Query } from './query.js';
 import { SVC, canonicalHeaderName, type RequestHeaders } from './request-headers.js';

@@ -1,7 +1,7 @@
 // Strict query strings: each operation names the parameters it takes and how many times each may
 // appear. An unknown parameter, or one repeated beyond its count, is 400 invalid_argument.
 
-import { invalidArgument } from '@mq/engine';
+import { invalidArgument } from '@spoolmq/engine';
 import { QUERY_PARAMS_MAX } from './options.js';
 
 /** Parameter name -> how many times it may appear (1 for a scalar). */

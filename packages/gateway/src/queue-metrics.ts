@@ -4,7 +4,7 @@
 // bounded: at most QUEUE_SERIES_MAX queues per process, in spool then queue name order; the
 // rest are counted in mq_queue_series_dropped.
 
-import type { Counts, SpoolService } from '@mq/engine';
+import type { Counts, SpoolService } from '@spoolmq/engine';
 import { Families, type Labels } from './prometheus-text.js';
 
 /** Queues exported by one process (each costs 13 series and one listing per scrape). */

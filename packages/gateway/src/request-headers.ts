@@ -2,7 +2,7 @@
 // and every `Svc-*` header. Repetition is only visible in Node's raw header list (a `Headers`
 // object joins duplicates with ", "), so the raw list is preferred when the server provides it.
 
-import { MqError, invalidArgument } from '@mq/engine';
+import { MqError, invalidArgument } from '@spoolmq/engine';
 
 export interface RequestHeaders {
   readonly authorization: string | undefined;

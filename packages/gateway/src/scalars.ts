@@ -1,7 +1,7 @@
 // Strict parsing of the scalar values that arrive in paths, headers and query strings. Every
 // function either returns the value or throws `MqError` invalid_argument naming the field.
 
-import { invalidArgument } from '@mq/engine';
+import { invalidArgument } from '@spoolmq/engine';
 
 const NAME_PATTERN = /^[A-Za-z0-9_:-]{1,63}$/;
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;

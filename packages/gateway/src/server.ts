@@ -6,7 +6,7 @@ import { STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
-import type { SpoolService } from '@mq/engine';
+import type { SpoolService } from '@spoolmq/engine';
 import { createGatewayApp } from './app.js';
 import {
   CLOSE_GRACE_MS,

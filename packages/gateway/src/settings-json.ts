@@ -2,7 +2,7 @@
 // at any depth are unknown_field, wrong types or ranges invalid_argument, both naming the field
 // by its dotted path (`recvRateLimit.burst`).
 
-import { MqError, invalidArgument, type RecvRateLimit, type SettingsInput } from '@mq/engine';
+import { MqError, invalidArgument, type RecvRateLimit, type SettingsInput } from '@spoolmq/engine';
 
 interface IntegerRule {
   readonly min: number;

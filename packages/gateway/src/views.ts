@@ -12,7 +12,7 @@ import type {
   SettingsView,
   SpoolView,
   StatsPage,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 
 /** Epoch milliseconds -> `2026-11-21T10:00:00.000Z`. Asserts a finite, representable time. */
 export function timestamp(ms: number): string {

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { createGatewayApp } from '../src/app.js';
 import { FakeService, LEASE } from './fake-service.js';
 import { call, errorOf, KEY } from './http.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { API_KEY_MAX_CHARS, authenticateRequest, bearerKey } from '../src/auth.js';
 
 describe('bearerKey', () => {

@@ -3,7 +3,7 @@
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, type Socket, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isMqError } from '@mq/engine';
+import { isMqError } from '@spoolmq/engine';
 import { BodyBudget } from '../src/body-budget.js';
 import { readBody } from '../src/body.js';
 

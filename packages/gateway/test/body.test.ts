@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { declaredJsonBytes, declaredPayloadBytes, readBody } from '../src/body.js';
 
 function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {

@@ -4,7 +4,7 @@ import { type Socket, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAdminServer } from '../src/admin/admin-server.js';
 import { ADMIN_CONNECTION_LIMITS } from '../src/connection-guard.js';
-import { createLocalService } from '@mq/member';
+import { createLocalService } from '@spoolmq/member';
 import { type RunningServer, startHttpServer } from '../src/server.js';
 
 const TOKEN = 'admin-token-0123456789';

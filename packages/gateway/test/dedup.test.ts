@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { dedupKeyFrom, fingerprintOf } from '../src/dedup.js';
 
 function kindOf(run: () => unknown): string {

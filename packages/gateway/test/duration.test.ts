@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { DELAY_MAX_MS, parseDurationMs } from '../src/duration.js';
 
 describe('parseDurationMs', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError, STATUS_OF_KIND, type ErrorKind } from '@mq/engine';
+import { MqError, STATUS_OF_KIND, type ErrorKind } from '@spoolmq/engine';
 import { errorResponse, mqErrorResponse } from '../src/error-response.js';
 
 describe('error rendering', () => {

@@ -9,7 +9,7 @@ import {
   type QueueView,
   type SettingsView,
   type SpoolService,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 
 export type Method = keyof SpoolService;
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { MatchGuard } from '../src/match-guard.js';
 import { MATCH_PATTERN_MAX_CHARS } from '../src/options.js';
 

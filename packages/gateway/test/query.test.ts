@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { QUERY_PARAMS_MAX } from '../src/options.js';
 import { parseQuery } from '../src/query.js';
 

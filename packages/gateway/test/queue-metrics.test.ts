@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLocalService, ManualClock, type LocalService } from '@mq/member';
+import { createLocalService, ManualClock, type LocalService } from '@spoolmq/member';
 import {
   QUEUE_SERIES_MAX,
   renderQueueMetrics,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { checkCursor, checkName, checkToken, parseBoolean, parseEnum, parseInteger } from '../src/scalars.js';
 
 function failure(run: () => unknown): MqError {

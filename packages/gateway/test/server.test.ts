@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ReceiveRequest, SendRequest } from '@mq/engine';
+import type { ReceiveRequest, SendRequest } from '@spoolmq/engine';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { delivery, FakeService, LEASE } from './fake-service.js';
 

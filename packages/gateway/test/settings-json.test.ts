@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { parseJsonBytes, parseSettingsBody } from '../src/settings-json.js';
 
 function errorOf(run: () => unknown): MqError {

@@ -85,4 +85,4 @@ export {
   type MemberRpcStats,
   type MemberServiceRegistration,
 } from './rpc/member-rpc-server.js';
-export { notPrimaryError } from '@mq/gateway';
+export { notPrimaryError } from '@spoolmq/gateway';

@@ -53,7 +53,7 @@ function packageOf(url, functionName) {
     return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
   }
   const pk = url.match(/\/packages\/([^/]+)\//);
-  return pk === null ? url : `@mq/${pk[1]}`;
+  return pk === null ? url : `@spoolmq/${pk[1]}`;
 }
 
 if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/^.*\/scripts\//, 'scripts/'))) {

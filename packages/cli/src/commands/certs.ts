@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type PemPair, type PeerRole, identityUri, makeCa, makeLeaf } from '@mq/raft';
+import { type PemPair, type PeerRole, identityUri, makeCa, makeLeaf } from '@spoolmq/raft';
 import type { Command, CommandContext } from '../command.js';
 import { UsageError } from '../usage-error.js';
 

@@ -3,7 +3,7 @@
 // of failed messages it began with (messages that fail again are not chased round), so it ends;
 // running it again resumes where it stopped.
 
-import type { MqClient } from '@mq/client';
+import type { MqClient } from '@spoolmq/client';
 import type { Command, CommandContext } from '../command.js';
 import {
   CONNECTION_USAGE,

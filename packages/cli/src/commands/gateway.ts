@@ -10,7 +10,7 @@ import {
   type ListenerTls,
   type RunningServer,
   startHttpServer,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 import { parseFlags } from '../args.js';
 import {
   type Env,
@@ -26,7 +26,7 @@ import { gatewayLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
-import { clientCredentials, clusterChannelOptions } from '@mq/raft';
+import { clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
 import { TLS_FLAGS, TLS_USAGE, listenerTlsOptions, reloadOnHangup, tlsOf } from '../tls-options.js';
 import {
   LISTENER_FLAGS,

@@ -1,8 +1,8 @@
 // `mq local`: the in-memory local variant. One process, the engine in memory, the HTTP API on
 // 127.0.0.1:8080 by default; any API key is accepted and nothing survives a restart.
 
-import { type RunningServer, startHttpServer } from '@mq/gateway';
-import { createLocalService } from '@mq/member';
+import { type RunningServer, startHttpServer } from '@spoolmq/gateway';
+import { createLocalService } from '@spoolmq/member';
 import { parseFlags, parseHost, parsePort } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';

@@ -10,7 +10,7 @@ import {
   type RunningServer,
   startAdminServer,
   startHttpServer,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 import {
   ADMIN_TLS_FLAGS,
   ADMIN_TLS_USAGE,
@@ -31,8 +31,8 @@ import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, 
 import { memberDirectory } from '../member-accounts.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
-import type { SpoolService } from '@mq/engine';
-import { Member, memberServiceRegistration } from '@mq/member';
+import type { SpoolService } from '@spoolmq/engine';
+import { Member, memberServiceRegistration } from '@spoolmq/member';
 import { parseFlags } from '../args.js';
 import {
   type Env,
@@ -50,7 +50,7 @@ import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { UsageError } from '../usage-error.js';
 import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
-import { clientCredentials, clusterChannelOptions } from '@mq/raft';
+import { clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
 import {
   CLUSTER_TLS_FLAGS,
   CLUSTER_TLS_USAGE,

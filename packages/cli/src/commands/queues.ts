@@ -1,6 +1,6 @@
 // `mq queues`: list, create, describe and delete the queues of a spool.
 
-import type { MqClient } from '@mq/client';
+import type { MqClient } from '@spoolmq/client';
 import type { Command, CommandContext } from '../command.js';
 import {
   CONNECTION_USAGE,

@@ -2,9 +2,9 @@
 // gRPC port on a free loopback port since no peer ever dials it) stores everything in LevelDB
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
-import { type ListenerTls, type RunningServer, startAdminServer, startHttpServer } from '@mq/gateway';
-import { Member } from '@mq/member';
-import { MemoryNetwork } from '@mq/raft';
+import { type ListenerTls, type RunningServer, startAdminServer, startHttpServer } from '@spoolmq/gateway';
+import { Member } from '@spoolmq/member';
+import { MemoryNetwork } from '@spoolmq/raft';
 import { parseFlags } from '../args.js';
 import {
   type Env,

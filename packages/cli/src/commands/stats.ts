@@ -1,6 +1,6 @@
 // `mq stats`: the spool's totals and each queue's depth and counters, once or refreshed.
 
-import type { MqClient, StatsPage } from '@mq/client';
+import type { MqClient, StatsPage } from '@spoolmq/client';
 import { parseFlags } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import {

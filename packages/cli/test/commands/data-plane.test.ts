@@ -76,7 +76,7 @@ describe('the data-plane commands', () => {
 
 describe('the failure queue from the terminal', () => {
   async function failAll(queue: string, count: number): Promise<void> {
-    const { MqClient } = await import('@mq/client');
+    const { MqClient } = await import('@spoolmq/client');
     const client = new MqClient({ baseUrl: local.baseUrl, apiKey: 'k' });
     for (let i = 0; i < count; i++) {
       const delivery = await client.receive(queue, { waitSeconds: 0 });

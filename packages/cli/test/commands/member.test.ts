@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeCa, makeLeaf } from '@mq/raft';
+import { makeCa, makeLeaf } from '@spoolmq/raft';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MEMBER_DATA_ROOT_DEFAULT, type MemberHandle, UsageError, parseMemberArgs, runCli, startMember } from '../../src/index.js';
 import { captureIo } from '../io.js';

@@ -8,7 +8,7 @@
 // stored hash byte by byte.
 
 import { createHash } from 'node:crypto';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import type { AuthAccount, AuthTable } from './auth-table.js';
 
 /** Who a request acts for, once authenticated. */

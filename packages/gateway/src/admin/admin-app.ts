@@ -12,7 +12,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { bearerKey } from '../auth.js';
 import { CONSOLE_PATH, consoleResponse } from '../console/console-routes.js';
 import { errorResponse, mqErrorResponse } from '../error-response.js';

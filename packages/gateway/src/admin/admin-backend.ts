@@ -2,7 +2,7 @@
 // MemberAdmin) over the metadata group. Every method rejects with an MqError: 400
 // invalid_argument, 404 not_found, 409 conflict (a name taken, a table bound), 503 unavailable.
 
-import type { Plan } from '@mq/engine';
+import type { Plan } from '@spoolmq/engine';
 
 export type AdminAccountState = 'active' | 'suspended' | 'blocked';
 

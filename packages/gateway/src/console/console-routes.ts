@@ -2,7 +2,7 @@
 // /console/config.json which tells the page which listener served it). Static, no auth: the page
 // holds no data; every number it shows comes from the API with the key or token typed in it.
 
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { mqErrorResponse } from '../error-response.js';
 import { CONSOLE_CSP, consoleAssets } from './console-assets.js';
 

@@ -2,7 +2,7 @@
 // JSON settings object; an empty or missing body means "nothing set" (defaults on create, no
 // change on update).
 
-import { MqError, invalidArgument, type DeleteMode, type SettingsInput } from '@mq/engine';
+import { MqError, invalidArgument, type DeleteMode, type SettingsInput } from '@spoolmq/engine';
 import { declaredJsonBytes, readBody } from '../body.js';
 import { pathQueue, type GatewayRequest, type Operation } from '../operation.js';
 import { JSON_BODY_MAX_BYTES } from '../options.js';

@@ -1,7 +1,7 @@
 // Reads that move nothing: peek (also served as inspect), the message listing and the head of
 // the failure queue. Their answers name live messages, so none may be cached.
 
-import type { MessageListQuery, MessageState } from '@mq/engine';
+import type { MessageListQuery, MessageState } from '@spoolmq/engine';
 import { pathQueue, type Operation } from '../operation.js';
 import { afterParam, booleanParam, limitParam, requiredToken } from '../params.js';
 import { SVC } from '../request-headers.js';

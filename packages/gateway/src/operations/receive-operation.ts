@@ -4,7 +4,7 @@
 // with no retry spent, best effort, so the message is not stuck until its lease times out.
 
 import { ServerResponse } from 'node:http';
-import type { Delivery } from '@mq/engine';
+import type { Delivery } from '@spoolmq/engine';
 import { pathQueue, type GatewayRequest, type Operation } from '../operation.js';
 import { waitSecondsParam } from '../params.js';
 import { emptyResponse, payloadResponse, type HeaderRecord } from '../responses.js';

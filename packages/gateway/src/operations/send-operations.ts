@@ -2,7 +2,7 @@
 // is judged from its headers first (Svc-*, query, Content-Length against the size limit), and
 // only then is the body read, exactly Content-Length bytes, so a refused request costs no body.
 
-import type { SendRequest, SendResult } from '@mq/engine';
+import type { SendRequest, SendResult } from '@spoolmq/engine';
 import { declaredPayloadBytes, readBody } from '../body.js';
 import { dedupKeyFrom } from '../dedup.js';
 import { pathQueue, type GatewayRequest, type Operation } from '../operation.js';
@@ -10,7 +10,7 @@ import { booleanParam, delayDurationMs, delaySecondsMs, requiredToken } from '..
 import { SVC, type RequestHeaders } from '../request-headers.js';
 import { emptyResponse } from '../responses.js';
 import { checkName } from '../scalars.js';
-import { invalidArgument } from '@mq/engine';
+import { invalidArgument } from '@spoolmq/engine';
 
 /** A send as validated from headers, before its body is read. */
 interface PayloadPlan {

@@ -2,7 +2,7 @@
 // listing. All JSON out; listings validate `limit`, `after` and `match` here and leave the
 // cursor's meaning and the filtering to the service.
 
-import type { ListQuery, StatsQuery } from '@mq/engine';
+import type { ListQuery, StatsQuery } from '@spoolmq/engine';
 import type { Operation } from '../operation.js';
 import { afterParam, limitParam } from '../params.js';
 import type { Query } from '../query.js';

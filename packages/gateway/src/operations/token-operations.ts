@@ -2,7 +2,7 @@
 // renew, recover and discard. The gateway checks that the right token headers are present and
 // well formed; whether a token verifies (410, 400 token_kind) is the service's answer.
 
-import { invalidArgument, type SpoolService, type TokenRef } from '@mq/engine';
+import { invalidArgument, type SpoolService, type TokenRef } from '@spoolmq/engine';
 import type { Operation } from '../operation.js';
 import { delayDurationMs, delaySecondsMs, optionalToken, requiredToken } from '../params.js';
 import { SVC, type RequestHeaders } from '../request-headers.js';

@@ -13,7 +13,7 @@ import type {
   SendResult,
   SpoolView,
   StatsPage,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 import type { Op, OpResults } from './calls.js';
 import { readError, writeError } from './error-codec.js';
 import { ProtoReader, WireError } from './proto-reader.js';

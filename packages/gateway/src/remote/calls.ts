@@ -18,7 +18,7 @@ import type {
   StatsPage,
   StatsQuery,
   TokenRef,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 
 export type Call =
   | { readonly op: 'checkTarget'; readonly spool: string; readonly queue?: string }

@@ -1,7 +1,7 @@
 // A `Call` applied to a `SpoolService`: the member's server runs decoded calls through this, and
 // the gateway's in-process short-circuit (a gateway inside the primary member) does the same.
 
-import type { SpoolService } from '@mq/engine';
+import type { SpoolService } from '@spoolmq/engine';
 import type { Call, OpResults } from './calls.js';
 
 /**

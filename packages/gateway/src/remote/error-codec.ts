@@ -1,7 +1,7 @@
 // An `MqError` on the wire: {kind, message, details map}. Detail values keep their JSON type
 // (string, number, boolean) so the HTTP body the gateway renders is the member's, byte for byte.
 
-import { MqError, STATUS_OF_KIND, type ErrorDetails, type ErrorKind } from '@mq/engine';
+import { MqError, STATUS_OF_KIND, type ErrorDetails, type ErrorKind } from '@spoolmq/engine';
 import type { ProtoReader } from './proto-reader.js';
 import { WIRE_I64, WIRE_LEN, WIRE_VARINT, type ProtoWriter } from './proto-writer.js';
 

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { MqError, type Delivery } from '@mq/engine';
+import { MqError, type Delivery } from '@spoolmq/engine';
 import { decodeServerFrame, type DecodedAnswer } from './answer-codec.js';
 import { writeCall, writeCancel } from './call-codec.js';
 import type { Call } from './calls.js';

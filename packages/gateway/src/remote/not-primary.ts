@@ -4,7 +4,7 @@
 // Nothing was changed, so the gateway may retry the call on another member; these routing
 // details never reach an HTTP client.
 
-import { MqError, type ErrorDetails } from '@mq/engine';
+import { MqError, type ErrorDetails } from '@spoolmq/engine';
 
 /** Details a member adds for routing; removed before an error reaches a client. */
 const ROUTING_DETAILS = ['notPrimary', 'leaderId', 'replicas'] as const;

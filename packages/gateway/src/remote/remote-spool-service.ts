@@ -34,7 +34,7 @@ import {
   type StatsPage,
   type StatsQuery,
   type TokenRef,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 import { resultOf, type DecodedAnswer } from './answer-codec.js';
 import { WRITE_OPS, type Call, type CallOf, type Op, type OpResults } from './calls.js';
 import { dispatchCall } from './dispatch.js';

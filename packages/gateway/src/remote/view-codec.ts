@@ -15,7 +15,7 @@ import type {
   SettingsInput,
   SettingsView,
   TokenRef,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 import { WireError, type ProtoReader } from './proto-reader.js';
 import { WIRE_LEN, WIRE_VARINT, type ProtoWriter } from './proto-writer.js';
 

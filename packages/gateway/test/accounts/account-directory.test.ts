@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { AccountDirectory, hashKey } from '../../src/accounts/account-directory.js';
 import type { AuthAccount, AuthTable } from '../../src/accounts/auth-table.js';
 

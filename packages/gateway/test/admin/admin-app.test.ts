@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { type AdminAuditRecord, createAdminApp } from '../../src/admin/admin-app.js';
 import { startAdminServer } from '../../src/admin/admin-server.js';
 import type { AdminAccount, AdminBackend } from '../../src/admin/admin-backend.js';

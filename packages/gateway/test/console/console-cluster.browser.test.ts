@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { ProcessCluster, TEST_ACCOUNT, ensureCliBuilt } from '@mq/testkit';
+import { ProcessCluster, TEST_ACCOUNT, ensureCliBuilt } from '@spoolmq/testkit';
 import { collectErrors, launchChromium, screenshot } from './browser.js';
 
 const START_TIMEOUT_MS = 180_000;

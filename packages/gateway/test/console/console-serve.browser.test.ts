@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { ServeProcess, ensureCliBuilt } from '@mq/testkit';
+import { ServeProcess, ensureCliBuilt } from '@spoolmq/testkit';
 import { collectErrors, launchChromium, screenshot } from './browser.js';
 
 const START_TIMEOUT_MS = 180_000;

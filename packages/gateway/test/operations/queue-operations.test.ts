@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { createGatewayApp } from '../../src/app.js';
 import { isJsonContentType } from '../../src/operations/queue-operations.js';
 import { FakeService } from '../fake-service.js';

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { createGatewayApp } from '../../src/app.js';
 import { delivery, FakeService, HANDLE, LEASE, T0_MS } from '../fake-service.js';
 import { call, errorOf } from '../http.js';

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MqError, type ReceiveRequest } from '@mq/engine';
+import { MqError, type ReceiveRequest } from '@spoolmq/engine';
 import { createGatewayApp } from '../../src/app.js';
 import { delivery, FakeService, LEASE } from '../fake-service.js';
 import { call, errorOf } from '../http.js';

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MqError, type SendRequest } from '@mq/engine';
+import { MqError, type SendRequest } from '@spoolmq/engine';
 import { createGatewayApp } from '../../src/app.js';
 import { fingerprintOf } from '../../src/dedup.js';
 import { FakeService, HANDLE, LEASE } from '../fake-service.js';

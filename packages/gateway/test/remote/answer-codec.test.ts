@@ -1,4 +1,4 @@
-import { MqError, STATUS_OF_KIND, type ErrorKind } from '@mq/engine';
+import { MqError, STATUS_OF_KIND, type ErrorKind } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { decodeServerFrame, resultOf, writeAnswer, writeErrorAnswer } from '../../src/remote/answer-codec.js';
 import { ProtoWriter } from '../../src/remote/proto-writer.js';

@@ -2,8 +2,8 @@
 // -> gRPC stream on 127.0.0.1 -> member server -> createLocalService(). It must pass unchanged.
 
 import { afterAll, beforeAll } from 'vitest';
-import { createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@mq/member';
-import { defineConformanceSuite, queueNamer } from '@mq/testkit';
+import { createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@spoolmq/member';
+import { defineConformanceSuite, queueNamer } from '@spoolmq/testkit';
 import { startHttpServer, type RunningServer } from '../../src/server.js';
 import { RemoteSpoolService } from '../../src/remote/remote-spool-service.js';
 

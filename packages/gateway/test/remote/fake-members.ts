@@ -3,8 +3,8 @@
 
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import type { SpoolService } from '@mq/engine';
-import { startMemberRpcServer, type MemberRpcServer } from '@mq/member';
+import type { SpoolService } from '@spoolmq/engine';
+import { startMemberRpcServer, type MemberRpcServer } from '@spoolmq/member';
 import { decodeClientFrame, type ClientFrame } from '../../src/remote/call-codec.js';
 import type { Op } from '../../src/remote/calls.js';
 import { MEMBER_SERVICE } from '../../src/remote/member-service.js';

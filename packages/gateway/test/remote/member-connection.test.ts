@@ -2,8 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 // One gateway->member link: batching into frames, the unsent/lost distinction, and its bounds.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { MqError, type SpoolService } from '@mq/engine';
-import type { MemberRpcServer } from '@mq/member';
+import { MqError, type SpoolService } from '@spoolmq/engine';
+import type { MemberRpcServer } from '@spoolmq/member';
 import { resultOf } from '../../src/remote/answer-codec.js';
 import type { Call } from '../../src/remote/calls.js';
 import { resolveLinkLimits, type MemberLinkLimits } from '../../src/remote/link-limits.js';

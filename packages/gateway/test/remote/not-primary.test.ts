@@ -1,4 +1,4 @@
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { notPrimaryError, notPrimaryHint, withoutRoutingDetails } from '../../src/remote/not-primary.js';
 

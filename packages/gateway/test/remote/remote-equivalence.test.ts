@@ -4,8 +4,8 @@
 // cursors aside (they are salted per instance; the script uses each twin's own).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MqError, type Delivery, type SpoolService } from '@mq/engine';
-import { ManualClock, createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@mq/member';
+import { MqError, type Delivery, type SpoolService } from '@spoolmq/engine';
+import { ManualClock, createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@spoolmq/member';
 import { RemoteSpoolService } from '../../src/remote/remote-spool-service.js';
 import { ALL_BYTES, DEDUP_KEY } from './samples.js';
 

@@ -3,8 +3,8 @@
 // small and only the outcome's kind is checked.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { MqError, type SpoolService } from '@mq/engine';
-import { createLocalService, type LocalService, type MemberRpcServer } from '@mq/member';
+import { MqError, type SpoolService } from '@spoolmq/engine';
+import { createLocalService, type LocalService, type MemberRpcServer } from '@spoolmq/member';
 import { RemoteSpoolService, type RemoteSpoolServiceOptions } from '../../src/remote/remote-spool-service.js';
 import { writeAnswer } from '../../src/remote/answer-codec.js';
 import { notPrimaryError } from '../../src/remote/not-primary.js';

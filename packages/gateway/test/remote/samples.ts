@@ -1,7 +1,7 @@
 // Sample calls and results for the member-protocol codec tests: every operation, with optional
 // fields both present and absent, extreme numbers, and payloads holding all 256 byte values.
 
-import type { Counts, QueueView, SettingsView } from '@mq/engine';
+import type { Counts, QueueView, SettingsView } from '@spoolmq/engine';
 import type { Call, Op, OpResults } from '../../src/remote/calls.js';
 
 export const T0_MS = Date.UTC(2026, 10, 21, 10, 0, 0, 123);

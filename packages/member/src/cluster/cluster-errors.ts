@@ -2,8 +2,8 @@
 // `notPrimary` detail marks an answer given before anything was appended, so the gateway may try
 // the call on another member (the leader hint, when known, names which).
 
-import { MqError } from '@mq/engine';
-import { isRaftError } from '@mq/raft';
+import { MqError } from '@spoolmq/engine';
+import { isRaftError } from '@spoolmq/raft';
 
 /**
  * 503 unavailable for a call that reached a member that is not the spool's primary. `leaderId`:

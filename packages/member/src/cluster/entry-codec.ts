@@ -6,7 +6,7 @@
 // election, and opens the spool once it is applied (every entry of earlier terms is then applied
 // too). Replicas apply a barrier as nothing, so the engine state stays the same everywhere.
 
-import { type Command, decodeCommand, encodeCommand } from '@mq/engine';
+import { type Command, decodeCommand, encodeCommand } from '@spoolmq/engine';
 
 export const ENTRY_TIME_BYTES = 8;
 

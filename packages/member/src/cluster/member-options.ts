@@ -1,13 +1,13 @@
 // What a member is started with, and the checks run on it before anything starts.
 
-import type { Plan, SpoolService } from '@mq/engine';
+import type { Plan, SpoolService } from '@spoolmq/engine';
 import type {
   ClusterSecurity,
   GrpcServiceRegistration,
   Refusal,
   StorageEngine,
   Transport,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';

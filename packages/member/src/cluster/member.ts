@@ -13,8 +13,8 @@
 
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
-import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@mq/engine';
-import type { AuthTable } from '@mq/gateway';
+import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@spoolmq/engine';
+import type { AuthTable } from '@spoolmq/gateway';
 import {
   GroupRouter,
   GrpcTransport,
@@ -27,7 +27,7 @@ import {
   type RaftNode,
   type ClusterSecurity,
   INSECURE_CLUSTER,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
@@ -474,7 +474,7 @@ export class Member implements AccountsHost {
   /**
    * The storage engine's counters (fsyncs, entries and bytes written, fsync latencies), shared by
    * every group this member hosts; null before the engine is open or when an engine passed in the
-   * options keeps none (the engines of @mq/raft all do).
+   * options keeps none (the engines of @spoolmq/raft all do).
    */
   storageStats(): StorageStats | null {
     type WithStats = StorageEngine & { stats?: () => StorageStats };

@@ -1,7 +1,7 @@
 // Commands of the metadata group (`meta`) and their binary form: one version byte, one type byte,
 // then the fields in a fixed order (see meta-bytes.ts). No JSON.
 
-import { type Plan, resolvePlan } from '@mq/engine';
+import { type Plan, resolvePlan } from '@spoolmq/engine';
 import { MetaCodecError, MetaReader, MetaWriter } from './meta-bytes.js';
 
 /** Bytes of the cluster secret (HMAC key of tokens and cursors on every member). */

@@ -12,7 +12,7 @@ import {
   type RaftNodeStatus,
   type StateMachine,
   type Transport,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import { notPrimary, proposalError } from './cluster-errors.js';
 import {
   CLUSTER_SECRET_BYTES,

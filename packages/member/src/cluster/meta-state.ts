@@ -2,7 +2,7 @@
 // and their replica sets, and the accounts and keys tables. Deterministic: the same commands give
 // the same state and the same snapshot bytes on every member (tables are encoded in key order).
 
-import { assert } from '@mq/engine';
+import { assert } from '@spoolmq/engine';
 import { MetaCodecError, MetaReader, MetaWriter } from './meta-bytes.js';
 import {
   ACCOUNTS_MAX,

@@ -3,8 +3,8 @@
 // every replica applies each command at the same time. A write resolves with the result of the
 // primary's own apply, once the entry is committed (fsynced on a majority) and applied here.
 
-import { type ApplyResult, type Command, MqError } from '@mq/engine';
-import type { Proposed } from '@mq/raft';
+import { type ApplyResult, type Command, MqError } from '@spoolmq/engine';
+import type { Proposed } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
 import type { CommandLog } from '../host/command-log.js';
 import { notPrimary, proposalError } from './cluster-errors.js';

@@ -1,6 +1,6 @@
 // The Raft settings a member applies to every group it hosts (metadata and spools).
 
-import type { RaftNodeOptions } from '@mq/raft';
+import type { RaftNodeOptions } from '@spoolmq/raft';
 
 /** Optional RaftNode settings; absent ones take the raft package's defaults. */
 export type RaftTuning = Partial<

@@ -11,7 +11,7 @@
 //   4. `finishMove` in the metadata: the replica set becomes replicas - from + to, and `from`
 //      closes its replica and drops its storage (Member.reconcile).
 
-import type { ClusterConfig, RaftNode } from '@mq/raft';
+import type { ClusterConfig, RaftNode } from '@spoolmq/raft';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
 import type { MetaState, SpoolMove } from './meta-state.js';
 import type { SpoolReplica } from './spool-replica.js';

@@ -13,7 +13,7 @@ import {
   type Plan,
   SpoolEngine,
   type SnapshotWriter,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 import {
   type AppliedEntry,
   type GroupRouter,
@@ -21,7 +21,7 @@ import {
   RaftNode,
   type StateMachine,
   type Transport,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
 import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';

@@ -3,7 +3,7 @@
 // commit and apply it on the primary, resolving with the same result. Everything else in the host
 // is shared between the two.
 
-import type { ApplyResult, Command, SpoolEngine } from '@mq/engine';
+import type { ApplyResult, Command, SpoolEngine } from '@spoolmq/engine';
 import type { Clock } from './clock.js';
 
 export interface CommandLog {

@@ -5,7 +5,7 @@
 // Payload: u8 version<<4|kind, then for queue listings u8 length + name, for message listings
 // u32 queueGen | u8 state | u32 seqHigh | u32 seqLow.
 
-import { MqError, type MessageState } from '@mq/engine';
+import { MqError, type MessageState } from '@spoolmq/engine';
 import { KeyRing } from './tokens.js';
 
 export const CursorKind = { Queues: 1, Stats: 2, Messages: 3 } as const;

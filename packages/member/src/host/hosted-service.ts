@@ -22,7 +22,7 @@ import {
   type StatsPage,
   type StatsQuery,
   type TokenRef,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 import type { SpoolHost } from './spool-host.js';
 
 /**

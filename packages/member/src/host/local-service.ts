@@ -2,7 +2,7 @@
 // (apply-at-once) command log. Everything is lost when the process ends.
 
 import { randomBytes } from 'node:crypto';
-import { type Plan, type SpoolService, SpoolEngine, resolvePlan } from '@mq/engine';
+import { type Plan, type SpoolService, SpoolEngine, resolvePlan } from '@spoolmq/engine';
 import { type Clock, systemClock } from './clock.js';
 import { LocalCommandLog } from './command-log.js';
 import { CursorCodec } from './cursors.js';

@@ -2,7 +2,7 @@
 // compiled pattern in its fixed wasm heap until its wrapper is deleted, so an evicted pattern is
 // deleted explicitly. The gateway vets patterns (syntax and compile cost) before they reach here.
 
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import re2 from 're2-wasm';
 
 /** Compiled patterns kept. */

@@ -38,7 +38,7 @@ import {
   invalidArgument,
   messageIdOf,
   resolveSettings,
-} from '@mq/engine';
+} from '@spoolmq/engine';
 import type { Clock, TimerHandle } from './clock.js';
 import type { CommandLog } from './command-log.js';
 import { CursorKind, type CursorCodec } from './cursors.js';

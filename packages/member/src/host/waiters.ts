@@ -2,7 +2,7 @@
 // with a delivery, or with null when its wait elapses, its client goes away (abort signal), the
 // queue is deleted, or the service closes.
 
-import type { Delivery } from '@mq/engine';
+import type { Delivery } from '@spoolmq/engine';
 import type { Clock, TimerHandle } from './clock.js';
 
 export class Waiter {

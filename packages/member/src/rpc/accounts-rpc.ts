@@ -1,9 +1,9 @@
-// The member's side of the accounts service (ACCOUNTS_SERVICE, from @mq/gateway): Watch streams
+// The member's side of the accounts service (ACCOUNTS_SERVICE, from @spoolmq/gateway): Watch streams
 // the auth table to gateways, pushing a new one whenever accounts, keys or plans change, and
 // records each gateway's acknowledgement; Call runs an admin step another member forwarded.
 
 import type * as grpc from '@grpc/grpc-js';
-import type { ServiceAccess } from '@mq/raft';
+import type { ServiceAccess } from '@spoolmq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_SERVICE,
@@ -11,7 +11,7 @@ import {
   type AuthTable,
   decodeAck,
   encodeAuthTable,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 
 /** Gateways watching one member at once. */
 export const ACCOUNT_WATCHERS_MAX = 1_024;

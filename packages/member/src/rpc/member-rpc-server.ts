@@ -1,10 +1,10 @@
 // The member's gRPC face for gateways: the `mq.member.Member` service (proto/member.proto) over a
 // SpoolService, added to an existing grpc.Server (the Raft transport's, sharing its port) or run
 // standalone. A member that is not a spool's primary answers with `notPrimaryError` (from
-// @mq/gateway): the SpoolService it is given decides that, this layer only carries it.
+// @spoolmq/gateway): the SpoolService it is given decides that, this layer only carries it.
 
 import * as grpc from '@grpc/grpc-js';
-import type { SpoolService } from '@mq/engine';
+import type { SpoolService } from '@spoolmq/engine';
 import {
   type ClusterSecurity,
   INSECURE_CLUSTER,
@@ -12,12 +12,12 @@ import {
   guardService,
   raiseReceiveWindows,
   serverCredentials,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import {
   MEMBER_SERVICE,
   resolveLinkLimits,
   type MemberLinkLimits,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 import { StreamSession, type StreamSessionCounters } from './stream-session.js';
 
 export interface MemberRpcOptions {

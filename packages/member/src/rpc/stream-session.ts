@@ -7,7 +7,7 @@
 
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { MqError, isMqError, type Delivery, type SpoolService } from '@mq/engine';
+import { MqError, isMqError, type Delivery, type SpoolService } from '@spoolmq/engine';
 import {
   ProtoWriter,
   decodeClientFrame,
@@ -17,7 +17,7 @@ import {
   type Call,
   type ClientFrame,
   type MemberLinkLimits,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 
 export interface StreamSessionOptions {
   readonly limits: MemberLinkLimits;

@@ -1,5 +1,5 @@
-import { MqError } from '@mq/engine';
-import { RaftError } from '@mq/raft';
+import { MqError } from '@spoolmq/engine';
+import { RaftError } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
 import { notPrimary, proposalError } from '../../src/cluster/cluster-errors.js';
 

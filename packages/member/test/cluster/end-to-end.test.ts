@@ -1,9 +1,9 @@
 // Three members over gRPC on loopback, each serving the member RPC on its Raft port, and a
 // gateway-side RemoteSpoolService in front: the client sees one service through a failover.
 
-import { type SpoolService } from '@mq/engine';
-import { RemoteSpoolService } from '@mq/gateway';
-import { MemoryStorageEngine } from '@mq/raft';
+import { type SpoolService } from '@spoolmq/engine';
+import { RemoteSpoolService } from '@spoolmq/gateway';
+import { MemoryStorageEngine } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Member } from '../../src/cluster/member.js';
 import { memberServiceRegistration } from '../../src/index.js';

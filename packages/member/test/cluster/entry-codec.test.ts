@@ -1,4 +1,4 @@
-import { type Command, CodecError } from '@mq/engine';
+import { type Command, CodecError } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import {
   ENTRY_TIME_BYTES,

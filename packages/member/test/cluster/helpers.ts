@@ -5,8 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Delivery, MqError, type SpoolService } from '@mq/engine';
-import { MemoryNetwork, MemoryStorageEngine, type StorageEngine } from '@mq/raft';
+import { type Delivery, MqError, type SpoolService } from '@spoolmq/engine';
+import { MemoryNetwork, MemoryStorageEngine, type StorageEngine } from '@spoolmq/raft';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { Member } from '../../src/cluster/member.js';

@@ -1,7 +1,7 @@
 // The hooks the cluster added to the host: a receive guard (the leader lease) and a resolver
 // behind HostedSpoolService. Run on one host with the local log and a manual clock.
 
-import { MqError, SpoolEngine, resolvePlan } from '@mq/engine';
+import { MqError, SpoolEngine, resolvePlan } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';

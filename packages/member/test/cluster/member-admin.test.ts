@@ -4,8 +4,8 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { MqError } from '@mq/engine';
-import { MemoryStorageEngine } from '@mq/raft';
+import { MqError } from '@spoolmq/engine';
+import { MemoryStorageEngine } from '@spoolmq/raft';
 import { Member } from '../../src/cluster/member.js';
 import { FAST_RAFT, TestCluster, expectError, waitFor } from './helpers.js';
 

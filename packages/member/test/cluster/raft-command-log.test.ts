@@ -1,5 +1,5 @@
-import { type ApplyResult, type Command, MqError } from '@mq/engine';
-import { type Proposed, RaftError } from '@mq/raft';
+import { type ApplyResult, type Command, MqError } from '@spoolmq/engine';
+import { type Proposed, RaftError } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { entryCommand, entryTimeMs } from '../../src/cluster/entry-codec.js';

@@ -3,7 +3,7 @@
 // the driver and the metadata leader closed halfway).
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { nextMoveStep } from '../../src/cluster/replica-mover.js';
 import type { Member } from '../../src/cluster/member.js';
 import { spoolGroup } from '../../src/cluster/spool-replica.js';

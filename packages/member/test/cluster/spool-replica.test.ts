@@ -1,7 +1,7 @@
 // A spool's replicas across members: failover to a new primary, what time changes (lease
 // timeouts, retention expiry) reaching followers, and snapshots bringing a lagging follower back.
 
-import type { Queue } from '@mq/engine';
+import type { Queue } from '@spoolmq/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Member } from '../../src/cluster/member.js';
 import { parseSpoolGroup, spoolGroup } from '../../src/cluster/spool-replica.js';

@@ -1,4 +1,4 @@
-import { SpoolEngine, resolveSettings, DEFAULT_PLAN, type Settings } from '@mq/engine';
+import { SpoolEngine, resolveSettings, DEFAULT_PLAN, type Settings } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';

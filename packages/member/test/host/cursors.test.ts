@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MqError } from '@mq/engine';
+import { MqError } from '@spoolmq/engine';
 import { CursorCodec, CursorKind } from '../../src/host/cursors.js';
 
 const codec = new CursorCodec(new Uint8Array(32).fill(1), new Uint8Array(16).fill(2));

@@ -1,7 +1,7 @@
 // A spool host on a manual clock, with the local log or a gated log that applies only when the
 // test says so (the way a Raft log applies after commit).
 
-import { type ApplyResult, type Command, type Delivery, MqError, type Plan, SpoolEngine, resolvePlan } from '@mq/engine';
+import { type ApplyResult, type Command, type Delivery, MqError, type Plan, SpoolEngine, resolvePlan } from '@spoolmq/engine';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { type CommandLog, LocalCommandLog } from '../../src/host/command-log.js';

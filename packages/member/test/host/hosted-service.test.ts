@@ -1,4 +1,4 @@
-import { SpoolEngine } from '@mq/engine';
+import { SpoolEngine } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';

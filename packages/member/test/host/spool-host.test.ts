@@ -1,7 +1,7 @@
 // The spool host on a manual clock: long polls, lease timeouts, tokens, handles, retention,
 // drain, dedup in flight, listings, and the single spool timer.
 
-import { MqError, type SpoolEngine } from '@mq/engine';
+import { MqError, type SpoolEngine } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { LocalCommandLog } from '../../src/host/command-log.js';
 import { CursorCodec } from '../../src/host/cursors.js';

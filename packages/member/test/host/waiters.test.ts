@@ -1,4 +1,4 @@
-import type { Delivery } from '@mq/engine';
+import type { Delivery } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { Waiter, WaiterList } from '../../src/host/waiters.js';

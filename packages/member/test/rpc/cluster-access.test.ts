@@ -5,7 +5,7 @@
 
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH } from '@mq/gateway';
+import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH } from '@spoolmq/gateway';
 import {
   type ClusterSecurity,
   MemoryStorageEngine,
@@ -16,7 +16,7 @@ import {
   encodeFrame,
   makeCa,
   makeLeaf,
-} from '@mq/raft';
+} from '@spoolmq/raft';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Member } from '../../src/cluster/member.js';
 import { memberServiceRegistration } from '../../src/rpc/member-rpc-server.js';

@@ -3,8 +3,8 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import { RemoteSpoolService } from '@mq/gateway';
-import { GrpcTransport } from '@mq/raft';
+import { RemoteSpoolService } from '@spoolmq/gateway';
+import { GrpcTransport } from '@spoolmq/raft';
 import { createLocalService } from '../../src/host/local-service.js';
 import {
   memberServiceRegistration,

@@ -3,7 +3,7 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import { MqError, type Delivery, type SpoolService } from '@mq/engine';
+import { MqError, type Delivery, type SpoolService } from '@spoolmq/engine';
 import {
   MEMBER_CALLS_PATH,
   ProtoWriter,
@@ -13,7 +13,7 @@ import {
   writeCancel,
   type Call,
   type DecodedAnswer,
-} from '@mq/gateway';
+} from '@spoolmq/gateway';
 import { createLocalService } from '../../src/host/local-service.js';
 import { startMemberRpcServer, type MemberRpcOptions, type MemberRpcServer } from '../../src/rpc/member-rpc-server.js';
 

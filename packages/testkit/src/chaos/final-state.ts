@@ -2,7 +2,7 @@
 // still stored, per queue, and each queue's stats from the same quiet moment. The checker
 // compares it with the history.
 
-import type { MessageState, Stats } from '@mq/client';
+import type { MessageState, Stats } from '@spoolmq/client';
 
 /** One message of a final listing. Times are the listing's RFC 3339 strings. */
 export interface FinalMessage {

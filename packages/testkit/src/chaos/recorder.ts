@@ -1,9 +1,9 @@
-// One client's recorded calls: each request through @mq/client becomes an invoke event, then an
+// One client's recorded calls: each request through @spoolmq/client becomes an invoke event, then an
 // ok, fail or info completion in the History. The classification is the interface's: a 4xx is
 // answered before anything changed (fail); a 503 to a send likewise; any other 5xx, a timeout or
 // no answer may have acted (info).
 
-import { MqClientError, isMqClientError } from '@mq/client';
+import { MqClientError, isMqClientError } from '@spoolmq/client';
 import type { CompletionFields, History, InvokeFields, OpKind } from './history.js';
 
 export type Recorded<T> =

@@ -1,4 +1,4 @@
-// Runs a WorkloadModel against a base URL through @mq/client, recording every request in a
+// Runs a WorkloadModel against a base URL through @spoolmq/client, recording every request in a
 // History: producers send (retrying an unanswered send only on a dedup queue, with its key,
 // inside half its window; retrying refusals the interface calls transient), consumers receive
 // and settle as the model's mix says, and now and then list failed messages to recover or
@@ -13,7 +13,7 @@ import {
   type Delivery,
   type FetchFn,
   type MessageInfo,
-} from '@mq/client';
+} from '@spoolmq/client';
 import type { CompletionFields, History } from './history.js';
 import { Prng } from './prng.js';
 import { Recorder } from './recorder.js';

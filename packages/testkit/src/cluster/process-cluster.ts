@@ -13,7 +13,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeCa, makeLeaf } from '@mq/raft';
+import { makeCa, makeLeaf } from '@spoolmq/raft';
 import { AdminClient, TEST_ACCOUNT, randomAdminToken } from './admin-client.js';
 import { ClusterNode } from './cluster-node.js';
 import { freePorts } from './free-ports.js';

@@ -1,8 +1,8 @@
 // The drain waits out delays and abandoned leases, acks what it receives (recorded), and stops
 // at failed messages; the collection lists them with payloads and the stats total.
 
-import { startHttpServer, type RunningServer } from '@mq/gateway';
-import { createLocalService, type LocalService } from '@mq/member';
+import { startHttpServer, type RunningServer } from '@spoolmq/gateway';
+import { createLocalService, type LocalService } from '@spoolmq/member';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { check } from '../../src/chaos/checker.js';
 import { collectFinalState, drainQueues } from '../../src/chaos/drain.js';

@@ -1,7 +1,7 @@
 // The recorder's classification of answers: ok, fail (certainly changed nothing), info (may
 // have acted), and the completion fields it keeps from an error body.
 
-import { MqClientError, MqTransportError } from '@mq/client';
+import { MqClientError, MqTransportError } from '@spoolmq/client';
 import { describe, expect, it } from 'vitest';
 import { History } from '../../src/chaos/history.js';
 import { Recorder, isDefiniteFailure } from '../../src/chaos/recorder.js';

@@ -3,9 +3,9 @@
 // Then the same pipeline against the local variant with a bug planted in front of it (an ack
 // that answers 204 without acking, a send that answers 201 without appending) must be caught.
 
-import type { SpoolService } from '@mq/engine';
-import { startHttpServer, type RunningServer } from '@mq/gateway';
-import { createLocalService, type LocalService } from '@mq/member';
+import type { SpoolService } from '@spoolmq/engine';
+import { startHttpServer, type RunningServer } from '@spoolmq/gateway';
+import { createLocalService, type LocalService } from '@spoolmq/member';
 import { afterEach, describe, expect, it } from 'vitest';
 import { check } from '../../src/chaos/checker.js';
 import { collectFinalState, drainQueues } from '../../src/chaos/drain.js';

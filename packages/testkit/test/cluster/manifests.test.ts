@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { parseGatewayArgs, parseMemberArgs, parseServeArgs } from '@mq/cli';
+import { parseGatewayArgs, parseMemberArgs, parseServeArgs } from '@spoolmq/cli';
 import { REPO_ROOT } from '../../src/cluster/index.js';
 
 /** A parsed YAML document: shapes are checked by the assertions themselves. */

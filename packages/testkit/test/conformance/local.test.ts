@@ -2,8 +2,8 @@
 // ephemeral loopback port.
 
 import { afterAll, beforeAll } from 'vitest';
-import { createLocalService } from '@mq/member';
-import { startHttpServer } from '@mq/gateway';
+import { createLocalService } from '@spoolmq/member';
+import { startHttpServer } from '@spoolmq/gateway';
 import { defineConformanceSuite, queueNamer } from '../../src/conformance/index.js';
 
 let server: Awaited<ReturnType<typeof startHttpServer>> | undefined;
