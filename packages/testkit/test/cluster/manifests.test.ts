@@ -10,6 +10,9 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { parseGatewayArgs, parseMemberArgs, parseServeArgs } from '@spoolmq/cli';
 import { REPO_ROOT } from '../../src/cluster/index.js';
 
+/** What a variable read from a Secret holds here (an admin token needs 16 characters at least). */
+const SECRET_VALUE = 'a-secret-from-kubernetes';
+
 /** A parsed YAML document: shapes are checked by the assertions themselves. */
 type Doc = Record<string, any>;
 
@@ -135,6 +138,7 @@ describe('deploy/kubernetes', () => {
       const expand = (value: string): string => value.replace(/\$\((\w+)\)/g, (_, name: string) => env[name] ?? '');
       if (entry['value'] !== undefined) env[entry['name']] = expand(String(entry['value']));
       else if (entry['valueFrom']?.['fieldRef']?.['fieldPath'] === 'metadata.name') env[entry['name']] = podName;
+      else if (entry['valueFrom']?.['secretKeyRef'] !== undefined) env[entry['name']] = SECRET_VALUE;
       else throw new Error(`unsupported env source for ${entry['name']}`);
     }
     return env;
