@@ -19,8 +19,6 @@ import { readComposeFile, type ComposeFile, type ComposeService } from './compos
 export const E2E_LABEL = 'org.spoolmq.e2e';
 /** How long a container may take to start and pass its wait (members wait for peers). */
 const STARTUP_TIMEOUT_MS = 90_000;
-/** SIGTERM to SIGKILL on a graceful stop: compose's default `stop_grace_period`. */
-export const STOP_GRACE_MS = 10_000;
 const MEMBER_LISTENING = /mq member \S+ listening/;
 
 export class ComposeCluster {
@@ -108,7 +106,8 @@ export class ComposeCluster {
   async down(): Promise<void> {
     const names = [...this.containers.keys()].reverse();
     for (const name of names) {
-      await this.containers.get(name)!.stop({ timeout: STOP_GRACE_MS, remove: true });
+      const timeout = this.service(name).stopGraceMs;
+      await this.containers.get(name)!.stop({ timeout, remove: true, removeVolumes: true });
       this.containers.delete(name);
     }
     await this.network?.stop();
@@ -151,9 +150,9 @@ export class ComposeCluster {
     await this.container(service).restart({ timeout: 0 });
   }
 
-  /** `docker restart`: SIGTERM, up to STOP_GRACE_MS to stop, then started again. */
+  /** `docker restart`: SIGTERM, up to its `stop_grace_period` to stop, then started again. */
   async restart(service: string): Promise<void> {
-    await this.container(service).restart({ timeout: STOP_GRACE_MS });
+    await this.container(service).restart({ timeout: this.service(service).stopGraceMs });
   }
 
   async pause(service: string): Promise<void> {

@@ -30,6 +30,8 @@ export interface ComposeService {
   /** Container ports compose publishes (on the host's loopback). */
   readonly publishedPorts: readonly number[];
   readonly healthcheck: Healthcheck | undefined;
+  /** SIGTERM to SIGKILL on a stop (`stop_grace_period`, compose's default 10 s). */
+  readonly stopGraceMs: number;
   /** Services this one waits for: `completed` ones must have exited 0 first. */
   readonly dependsOn: readonly { service: string; completed: boolean }[];
 }
@@ -40,6 +42,9 @@ export interface ComposeFile {
 }
 
 type Raw = Record<string, any>;
+
+/** Compose's default `stop_grace_period`. */
+const STOP_GRACE_DEFAULT = '10s';
 
 /** Compose durations as this file writes them: `5s`, `500ms`, `1m`. */
 export function durationMs(text: string): number {
@@ -105,6 +110,7 @@ function service(name: string, raw: Raw, declared: readonly string[]): ComposeSe
             timeoutMs: durationMs(check['timeout']),
             retries: Number(check['retries']),
           },
+    stopGraceMs: durationMs(raw['stop_grace_period'] ?? STOP_GRACE_DEFAULT),
     dependsOn: dependencies(raw['depends_on']),
   };
 }

@@ -50,10 +50,11 @@ export class QueueHttp {
     });
   }
 
-  /** One send attempt; `dedupKey` makes a retry of an unanswered send safe. */
-  send(queue: string, payload: string, dedupKey: string): Promise<Answer> {
+  /** One send attempt; a `dedupKey` makes a retry of an unanswered send safe. */
+  send(queue: string, payload: string, dedupKey?: string): Promise<Answer> {
+    const dedup: Record<string, string> = dedupKey === undefined ? {} : { 'svc-dedup-string': dedupKey };
     return this.call('POST', `/queues/${queue}/send`, {
-      headers: { 'content-type': 'application/octet-stream', 'svc-dedup-string': dedupKey },
+      headers: { 'content-type': 'application/octet-stream', ...dedup },
       body: payload,
     });
   }

@@ -88,6 +88,11 @@ export class Workload {
   /** Stops the senders and waits for their last sends; the sends acknowledged. */
   async finishSending(): Promise<number> {
     this.sending = false;
+    return this.sendsDone();
+  }
+
+  /** Waits until the senders reach their bounds; the sends acknowledged. */
+  async sendsDone(): Promise<number> {
     await Promise.all(this.senders);
     return this.acknowledged.size;
   }
