@@ -1,5 +1,5 @@
 // docker-compose.yml read as the e2e suite runs it: the services, in start order, with what each
-// container gets (entry point, command, environment, volumes, published ports, healthcheck).
+// container gets (entry point, command, environment, volumes, published ports, stop grace).
 // Debian ships compose v1 only, so the suite starts these services itself with testcontainers;
 // reading them from the file keeps the suite on the topology users run.
 
@@ -14,13 +14,6 @@ export interface VolumeMount {
   readonly readOnly: boolean;
 }
 
-export interface Healthcheck {
-  readonly test: readonly string[];
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-  readonly retries: number;
-}
-
 export interface ComposeService {
   readonly name: string;
   readonly entrypoint: readonly string[];
@@ -29,7 +22,6 @@ export interface ComposeService {
   readonly volumes: readonly VolumeMount[];
   /** Container ports compose publishes (on the host's loopback). */
   readonly publishedPorts: readonly number[];
-  readonly healthcheck: Healthcheck | undefined;
   /** SIGTERM to SIGKILL on a stop (`stop_grace_period`, compose's default 10 s). */
   readonly stopGraceMs: number;
   /** Services this one waits for: `completed` ones must have exited 0 first. */
@@ -91,7 +83,6 @@ function dependencies(raw: unknown): { service: string; completed: boolean }[] {
 }
 
 function service(name: string, raw: Raw, declared: readonly string[]): ComposeService {
-  const check = raw['healthcheck'] as Raw | undefined;
   return {
     name,
     entrypoint: (raw['entrypoint'] as string[]).map(interpolate),
@@ -101,15 +92,6 @@ function service(name: string, raw: Raw, declared: readonly string[]): ComposeSe
     ),
     volumes: ((raw['volumes'] ?? []) as string[]).map((v) => volumeMount(v, declared)),
     publishedPorts: ((raw['ports'] ?? []) as string[]).map(publishedPort),
-    healthcheck:
-      check === undefined
-        ? undefined
-        : {
-            test: check['test'] as string[],
-            intervalMs: durationMs(check['interval']),
-            timeoutMs: durationMs(check['timeout']),
-            retries: Number(check['retries']),
-          },
     stopGraceMs: durationMs(raw['stop_grace_period'] ?? STOP_GRACE_DEFAULT),
     dependsOn: dependencies(raw['depends_on']),
   };
