@@ -4,7 +4,9 @@
 // acknowledged against what came out: received, lost (always 0), redelivered.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MEMBER_ELECTION_TIMEOUT_MS } from '@spoolmq/testkit';
 import { ComposeCluster } from './compose-cluster.js';
 import { QueueHttp, isDelivery } from './queue-http.js';
@@ -71,6 +73,13 @@ beforeAll(async () => {
   // As the README's compose section: a key for the whole cluster from any member's admin API.
   key = await cluster.admin(cluster.members[0]!, ['accounts', 'create', ACCOUNT, '-q']);
   http = new QueueHttp(cluster.apiUrl, key, SPOOL);
+});
+
+afterEach(async (context) => {
+  if (context.task.result?.state !== 'fail' || cluster === undefined) return;
+  const dir = join(tmpdir(), `${cluster.project}-logs`, context.task.name.slice(0, 40).replace(/\W+/g, '-'));
+  await cluster.saveLogs(dir);
+  process.stdout.write(`e2e: the services' logs after the failure are in ${dir}\n`);
 });
 
 afterAll(async () => {

@@ -4,6 +4,8 @@
 // and the faults the scenarios inject: kill, pause, network cut, graceful restart.
 
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   GenericContainer,
   StartedNetwork,
@@ -20,6 +22,8 @@ export const E2E_LABEL = 'org.spoolmq.e2e';
 /** How long a container may take to start and pass its wait (members wait for peers). */
 const STARTUP_TIMEOUT_MS = 90_000;
 const MEMBER_LISTENING = /mq member \S+ listening/;
+/** How long a container's log may take to read. */
+const LOG_READ_MS = 5_000;
 
 export class ComposeCluster {
   private network: StartedNetwork | undefined;
@@ -202,15 +206,19 @@ export class ComposeCluster {
     return found?.primary ? this.serviceOf(found.primary) : undefined;
   }
 
-  /** The last lines of a service's log, for a failure's message. */
-  async logTail(service: string, lines = 30): Promise<string> {
-    const stream = await this.container(service).logs({ tail: lines });
-    const chunks: string[] = [];
-    return new Promise((resolve) => {
-      stream.on('data', (chunk: Buffer | string) => chunks.push(String(chunk)));
-      stream.on('end', () => resolve(chunks.join('')));
-      setTimeout(() => resolve(chunks.join('')), 2_000).unref();
-    });
+  /** Writes every running service's whole log into `dir` (for a failed scenario). */
+  async saveLogs(dir: string): Promise<void> {
+    mkdirSync(dir, { recursive: true });
+    for (const [name, container] of this.containers) {
+      const stream = await container.logs();
+      const chunks: string[] = [];
+      await new Promise<void>((resolve) => {
+        stream.on('data', (chunk: Buffer | string) => chunks.push(String(chunk)));
+        stream.on('end', resolve);
+        setTimeout(resolve, LOG_READ_MS).unref();
+      });
+      writeFileSync(join(dir, `${name}.log`), chunks.join(''));
+    }
   }
 
   private async startService(service: ComposeService): Promise<StartedTestContainer> {
