@@ -17,7 +17,7 @@ export default defineConfig({
     // One cluster at a time: every scenario shares the machine's cores with four containers.
     fileParallelism: false,
     pool: 'forks',
-    testTimeout: 300_000,
+    testTimeout: 420_000,
     hookTimeout: 180_000,
     expect: { poll: { timeout: 60_000, interval: 250 } },
   },

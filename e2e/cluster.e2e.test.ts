@@ -31,8 +31,9 @@ function loadOptions(queue: string, overrides: Partial<WorkloadOptions> = {}): W
     sendsPerSecond: 20,
     senders: 2,
     consumers: 4,
-    maxSends: 3_000,
-    maxDurationMs: 150_000,
+    // Bounds well past a scenario's length on a loaded machine: `finish` ends the load.
+    maxSends: 8_000,
+    maxDurationMs: 400_000,
     ...overrides,
   };
 }

@@ -17,6 +17,8 @@ const RETRY_PAUSE_MS = 100;
 /** A send retried this long without an answer counts as unconfirmed (well inside the window). */
 const SEND_GIVE_UP_MS = 60_000;
 const ACK_ATTEMPTS_MAX = 50;
+/** The longest `hold` waits for its messages. */
+const HOLD_WAIT_MS = 60_000;
 /** A drain ends after this many empty long polls in a row on every consumer. */
 const DRAIN_EMPTY_POLLS = 2;
 
@@ -113,7 +115,11 @@ export class Workload {
   /** Receives `count` messages and keeps their leases unsettled (to ack after a fault). */
   async hold(count: number): Promise<Delivery[]> {
     const held: Delivery[] = [];
+    const deadline = performance.now() + HOLD_WAIT_MS;
     while (held.length < count) {
+      if (performance.now() > deadline) {
+        throw new Error(`hold: ${held.length} of ${count} messages came in ${HOLD_WAIT_MS} ms`);
+      }
       const got = await this.http.recv(this.options.queue, 1);
       if (isDelivery(got)) {
         this.received(got.payload);
