@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 DOCKER=${DOCKER:-docker}
 BASE=${1:-$(awk '$1 == "FROM" { print $2; exit }' deploy/Dockerfile)}
-PULL_TIMEOUT_S=${PULL_TIMEOUT_S:-60}
+PULL_TIMEOUT_S=${PULL_TIMEOUT_S:-20}
 
 if "$DOCKER" image inspect "$BASE" >/dev/null 2>&1; then
   echo "base image: $BASE is present"
