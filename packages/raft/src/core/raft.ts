@@ -168,10 +168,17 @@ export class RaftCore {
     this.log = new RaftLog(baseIndex, baseTerm, entries, restored.hardState.commit);
     this.membership = new Membership(snapshot?.meta.config ?? EMPTY_CONFIG);
     this.membership.onAppend(entries, 0);
+    // The only voter has no peer to repair from, and no other leader ever counted its
+    // acknowledgements: what was lost is gone (storage has logged it), and it goes on.
+    // (Also in the committed configuration: not while a shrink to one voter is uncommitted.)
+    const only = (c: ClusterConfig): boolean => c.voters.every((id) => id === config.id);
+    const committedConfig = this.membership.configAt(this.log.committed());
+    const alone = only(this.membership.current()) && only(committedConfig) &&
+      this.membership.current().voters.length === 1;
+    this.damage = alone ? null : (restored.hardState.damage ?? null);
     assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
     this.termValue = restored.hardState.term;
     this.vote = restored.hardState.vote;
-    this.damage = restored.hardState.damage ?? null;
     this.rebuilding =
       config.guardLostStorage === true && snapshot === null && this.log.lastTerm() <= 1;
     this.snapshotValue = snapshot;

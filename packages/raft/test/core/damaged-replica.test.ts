@@ -75,6 +75,18 @@ describe('a replica that lost entries to bad bytes', () => {
     expect(h.appliedTexts(h.leaders()[0]!)).toContain('x');
   });
 
+  it('goes on at once when it is the only voter: no peer could repair it', () => {
+    const h = new Harness(['solo']);
+    h.elect('solo');
+    const proposed = h.propose('solo', 'x');
+    if (!proposed.ok) throw new Error('solo refused the proposal');
+    h.stabilize();
+    corrupt(h, 'solo', proposed.index);
+    expect(h.core('solo').storageDamage()).toBeNull();
+    for (let i = 0; i < 200 && h.leaders().length === 0; i += 1) h.tickAll(1);
+    expect(h.leaders()).toEqual(['solo']);
+  });
+
   it('stays damaged across a restart until repaired (the mark is durable)', () => {
     const { h, index } = commitWithoutN3();
     const damage = corrupt(h, 'n2', index);
