@@ -56,7 +56,10 @@ export function buildOpenApiDocument(): JsonObject {
       summary: 'Queues of raw-byte messages with leases, retries, failure queues and dedup.',
       description: DESCRIPTION,
     },
-    servers: [{ url: '/', description: 'The public listener (default http://127.0.0.1:8080).' }],
+    servers: [
+      { url: '/', description: 'The listener that served this document.' },
+      { url: 'http://127.0.0.1:8080', description: 'mq serve, mq local: the default address.' },
+    ],
     security: [{ bearer: [] }],
     tags: TAGS,
     paths: apiPaths(),
