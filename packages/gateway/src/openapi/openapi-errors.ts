@@ -2,6 +2,7 @@
 // STATUS_OF_KIND, and every kind must have a sentence here (the Record type makes a kind added
 // to the engine without one a compile error), so the document lists every kind the code has.
 
+import assert from 'node:assert/strict';
 import { STATUS_OF_KIND, type ErrorKind } from '@spoolmq/engine';
 import { ref, type JsonObject } from './json.js';
 
@@ -142,8 +143,12 @@ const RETRY_AFTER_HEADER: JsonObject = {
   schema: { type: 'integer', minimum: 1 },
 };
 
-function errorResponse(status: number): JsonObject {
-  const kinds = kindsOf(status);
+/**
+ * The response of an error status with `kinds` (default: every kind of that status the routes
+ * can answer). An operation that can answer only some of them lists just those.
+ */
+export function errorResponseOf(status: number, kinds = kindsOf(status)): JsonObject {
+  assert(kinds.every((kind) => STATUS_OF_KIND[kind] === status), `kinds of status ${status}`);
   const description = `Error ${status}. Kinds:\n${describeKinds(kinds)}`;
   if (status === 403) {
     const kinded = errorContent(kinds)['application/json'] as JsonObject;
@@ -166,7 +171,7 @@ function errorResponse(status: number): JsonObject {
 export function errorResponses(): Record<string, JsonObject> {
   const responses: Record<string, JsonObject> = {};
   for (const [name, status] of Object.entries(ERROR_RESPONSES)) {
-    responses[name] = errorResponse(status);
+    responses[name] = errorResponseOf(status);
   }
   responses['NoSuchPath'] = {
     description: `Any path not in this document (inside /v1 or not), before authentication. ` +

@@ -2,7 +2,8 @@
 // and the probes outside /v1. Each operation lists the statuses it can answer; a test checks
 // that this set of paths and methods is exactly the route table's.
 
-import { ERROR_RESPONSES } from './openapi-errors.js';
+import type { ErrorKind } from '@spoolmq/engine';
+import { ERROR_RESPONSES, errorResponseOf } from './openapi-errors.js';
 import * as p from './openapi-parameters.js';
 import { ref, type JsonObject } from './json.js';
 
@@ -21,6 +22,19 @@ const COMMON_ERRORS = [
   'Unavailable',
 ];
 
+type Kinds = Readonly<Record<'403' | '409', readonly ErrorKind[]>>;
+
+/** 403: the account hold (a blocked key has no kind); 409: a queue being deleted. */
+const DEFAULT_KINDS: Kinds = { '403': ['account_blocked'], '409': ['queue_deleting'] };
+
+/** DEFAULT_KINDS with more 409 kinds, and more 403 kinds. */
+function kindsWith(conflicts: readonly ErrorKind[], forbidden: readonly ErrorKind[] = []): Kinds {
+  return {
+    '403': [...DEFAULT_KINDS['403'], ...forbidden],
+    '409': [...DEFAULT_KINDS['409'], ...conflicts],
+  };
+}
+
 interface OperationSpec {
   readonly id: string;
   readonly summary: string;
@@ -30,6 +44,8 @@ interface OperationSpec {
   readonly responses: Readonly<Record<string, JsonObject>>;
   /** Error response components beyond COMMON_ERRORS. */
   readonly errors?: readonly string[];
+  /** The kinds of 403 and 409 this operation can answer (default DEFAULT_KINDS). */
+  readonly kinds?: Kinds;
   /**
    * Fields whose 400 invalid_argument can answer a request that meets every schema here: rules
    * across parameters (both dedup headers) or that only the service can judge (a cursor).
@@ -41,6 +57,10 @@ function operation(spec: OperationSpec, tag: string): JsonObject {
   const responses: Record<string, JsonObject> = { ...spec.responses };
   for (const name of [...COMMON_ERRORS, ...(spec.errors ?? [])]) {
     responses[String(ERROR_RESPONSES[name])] = ref('responses', name);
+  }
+  for (const [status, kinds] of Object.entries(spec.kinds ?? DEFAULT_KINDS)) {
+    if (!(status in responses)) continue;
+    responses[status] = errorResponseOf(Number(status), [...kinds]);
   }
   const entries = Object.entries(responses).sort(([a], [b]) => a.localeCompare(b));
   const sorted = Object.fromEntries(entries);
@@ -134,6 +154,7 @@ function queueOperations(): Record<string, JsonObject> {
       requestBody: settingsBody('SettingsInput', 'Settings to set; application/json.'),
       responses: { '201': jsonOk('Created; the queue with every setting as applied.', 'Queue') },
       errors: [...QUEUE_ERRORS, 'TooLarge', 'UnsupportedMediaType'],
+      kinds: kindsWith(['queue_exists'], ['queue_limit', 'retention_limit']),
     }, tag),
     patch: operation({
       id: 'updateQueue',
@@ -145,6 +166,7 @@ function queueOperations(): Record<string, JsonObject> {
       requestBody: settingsBody('SettingsPatch', 'Settings to change; application/json.'),
       responses: { '200': jsonOk('The queue as changed.', 'Queue') },
       errors: [...QUEUE_ERRORS, 'TooLarge', 'UnsupportedMediaType'],
+      kinds: kindsWith([], ['retention_limit']),
     }, tag),
     delete: operation({
       id: 'deleteQueue',
@@ -158,6 +180,7 @@ function queueOperations(): Record<string, JsonObject> {
         '204': empty('Deleted; the name is free.'),
       },
       errors: QUEUE_ERRORS,
+      kinds: kindsWith(['conflict']),
     }, tag),
   };
 }
@@ -225,6 +248,7 @@ function ackAndSend(id: string, parameters: readonly JsonObject[], where: string
     requestBody: payloadBody,
     responses: { '201': empty('Acked and appended durably.', sendHeaders(true)) },
     errors: ['Conflict', 'Gone', 'LengthRequired', 'TooLarge', 'SpoolFull'],
+    kinds: kindsWith(['queue_draining', 'dedup_in_flight', 'dedup_claimed']),
     invalidArgumentFields: ['Svc-Delay', 'Svc-Dedup-String'],
   }, 'Messages');
 }
@@ -256,6 +280,7 @@ function sendOperation(): JsonObject {
       '201': empty('Appended durably.', sendHeaders(true)),
     },
     errors: ['Conflict', 'LengthRequired', 'TooLarge', 'SpoolFull'],
+    kinds: kindsWith(['queue_draining', 'dedup_in_flight']),
     invalidArgumentFields: ['Svc-Dedup-String'],
   }, 'Messages');
 }
@@ -335,6 +360,8 @@ interface TokenSpec {
   readonly headers: readonly JsonObject[];
   readonly done: JsonObject;
   readonly invalidArgumentFields?: readonly string[];
+  /** 409 kinds beyond queue_deleting. */
+  readonly conflicts?: readonly ErrorKind[];
 }
 
 function tokenOperation(spec: TokenSpec): JsonObject {
@@ -346,6 +373,7 @@ function tokenOperation(spec: TokenSpec): JsonObject {
     parameters: [p.spoolPath, ...spec.headers],
     responses: { '204': spec.done },
     errors: ['Conflict', 'Gone'],
+    kinds: kindsWith(spec.conflicts ?? []),
   };
   const withFields =
     spec.invalidArgumentFields === undefined
@@ -377,16 +405,17 @@ function leasePaths(): Record<string, JsonObject> {
       headers: [LEASE], done: renewed },
     { id: 'recover', summary: 'Recover a failed message', description: 'Returns a failed ' +
       `message to its queue with retries reset, now or after Svc-Delay-Seconds. ${ONE_TOKEN} ` +
-      'The lease must be a failure lease (from the failure head).',
+      'The lease must be a failure lease (from the failure head). 409 conflict when the ' +
+      'handle names a message that is not failed, message_leased when it is leased.',
       headers: [p.handleHeader(false, 'A handle from a listing.'),
         p.leaseHeader(false, 'A failure lease from the failure head.'), p.delaySecondsHeader],
-      done, invalidArgumentFields: ['Svc-Lease'] },
+      done, invalidArgumentFields: ['Svc-Lease'], conflicts: ['message_leased', 'conflict'] },
     { id: 'discard', summary: 'Discard a message', description: 'Drops the message for good ' +
       `(counted as discarded, not acked). ${ONE_TOKEN} With a send handle it cancels a ` +
       'message before its first delivery; 409 message_leased if it is leased right now.',
       headers: [p.leaseHeader(false, 'A lease (delivery or failure).'),
         p.handleHeader(false, 'A handle from send or a listing.')],
-      done, invalidArgumentFields: ['Svc-Lease'] },
+      done, invalidArgumentFields: ['Svc-Lease'], conflicts: ['message_leased'] },
   ];
   const paths: Record<string, JsonObject> = {};
   for (const spec of specs) paths[`${s}/${spec.id}`] = { post: tokenOperation(spec) };
