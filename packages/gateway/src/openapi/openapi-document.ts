@@ -14,7 +14,7 @@ holds queues.
 
 Conventions for every /v1 operation:
 - Authentication: \`Authorization: Bearer <key>\`. A key in the query string never counts.
-  \`mq serve --memory\` (the local variant) accepts any key but still wants the header.
+  \`mq local\` (the in-memory variant) accepts any key but still wants the header.
 - Payloads are raw bytes both ways; message attributes travel in \`Svc-*\` headers. An operation
   accepts only the \`Svc-*\` headers it lists (another is 400 \`unknown_header\`); an empty or
   repeated one is 400 \`invalid_argument\`. Other headers are ignored.
