@@ -20,7 +20,7 @@ const PUBLISHED = ['engine', 'raft', 'client', 'gateway', 'member', 'cli'];
 const NPM_TIMEOUT_MS = 180_000;
 const COMMAND_TIMEOUT_MS = 30_000;
 /** A test of a few commands, each a process start on a loaded 2-core machine. */
-const TEST_TIMEOUT_MS = 120_000;
+const TEST_TIMEOUT_MS = 240_000;
 
 let work: string;
 let cliApp: string;
