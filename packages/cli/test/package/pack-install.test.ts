@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MqClient } from '@spoolmq/client';
-import { fencedBlocks } from '../markdown.js';
+import { MqClient, isMqClientError } from '@spoolmq/client';
+import { fencedBlocks, section } from '../markdown.js';
 import { type RunResult, type ServeHandle, run, startServe, userEnv } from '../user-shell.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -102,6 +102,14 @@ function clientExamples(): Map<string, string> {
   return scripts;
 }
 
+/** The root README's client example, pointed at the test's server instead of port 8080. */
+function readmeClientExample(baseUrl: string): string {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const blocks = fencedBlocks(section(readme, 'Client')).filter((block) => block.info === 'js');
+  expect(blocks).toHaveLength(1);
+  return `${blocks[0]!.body.replaceAll('http://127.0.0.1:8080/v1', baseUrl)}\n`;
+}
+
 describe('the packed packages, installed outside the repository', () => {
   it('are real copies of built JS and type declarations, licensed, without sources', () => {
     const license = readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8');
@@ -180,5 +188,19 @@ describe('the packed packages, installed outside the repository', () => {
     const failedLine = /^failed \d{16} after 2 retries: \{"to":"bounce@example.com"\}\n$/;
     expect(failures.stdout).toMatch(failedLine);
     expect(await emails()).toMatchObject({ total: 0, failed: 0, discardedTotal: 1 });
+  }, TEST_TIMEOUT_MS);
+
+  it("runs the root README's client example with the installed client", async () => {
+    // The example sends to `jobs`, which the walk-through before it created (and drained).
+    const client = new MqClient({ baseUrl: serve!.baseUrl, apiKey: key });
+    await client.createQueue('jobs').catch((error: unknown) => {
+      if (!isMqClientError(error) || error.kind !== 'queue_exists') throw error;
+    });
+    writeFileSync(join(clientApp, 'readme.mjs'), readmeClientExample(serve!.baseUrl));
+    const env = userEnv({ HOME: work, MQ_KEY: key });
+    const options = { cwd: clientApp, env, timeoutMs: COMMAND_TIMEOUT_MS };
+    const result = await run(process.execPath, ['readme.mjs'], options);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('hello\n');
   }, TEST_TIMEOUT_MS);
 });
