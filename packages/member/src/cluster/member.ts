@@ -31,6 +31,7 @@ import {
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
+import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import type { SpoolHost } from '../host/spool-host.js';
@@ -82,6 +83,8 @@ export interface MemberStatus {
   readonly spools: readonly SpoolReplicaStatus[];
   /** Depths of the spools this member serves (at most STATUS_DEPTH_SPOOLS_MAX). */
   readonly depths: readonly SpoolDepth[];
+  /** The data volume's watermark (null or absent when the member watches no disk). */
+  readonly disk?: DiskMonitorStatus | null;
 }
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
@@ -158,15 +161,19 @@ export class Member implements AccountsHost {
   private grpcTransport: GrpcTransport | null = null;
   private closing = false;
   private lastStartError: Error | null = null;
+  /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
+  private readonly disk: DiskMonitor | null;
 
   private constructor(options: MemberOptions) {
     this.options = options;
     this.id = options.id;
     this.clock = options.clock ?? systemClock;
     this.plan = resolvePlan(options.plan);
+    this.disk = diskMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.hostFor(spool),
       () => this.isServiceReady(),
+      () => this.disk?.refuseGrowth() ?? null,
     );
     this.peers = { ...options.peers };
     this.admin = new MemberAdmin(this);
@@ -209,6 +216,8 @@ export class Member implements AccountsHost {
       this.storageValue = await LevelStorageEngine.open(options.dataDir!);
       this.ownsStorage = true;
     }
+    // Sampled before any group starts: on a full volume, growth is refused from the first call.
+    await this.disk?.start();
     this.transport = options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
     const stored = await this.storageValue.groups();
@@ -454,6 +463,7 @@ export class Member implements AccountsHost {
       meta: this.meta.status(),
       spools: [...this.replicas.values()].map((replica) => replica.status()),
       depths: this.depths(),
+      disk: this.disk?.status() ?? null,
     };
   }
 
@@ -469,6 +479,11 @@ export class Member implements AccountsHost {
       out.push({ spool: name, delayed, visible, pending, failed, total, dataBytes });
     }
     return out;
+  }
+
+  /** The data volume's watermark, null when the member watches no disk. */
+  diskStatus(): DiskMonitorStatus | null {
+    return this.disk?.status() ?? null;
   }
 
   /**
@@ -490,6 +505,7 @@ export class Member implements AccountsHost {
     if (this.closing) return;
     this.closing = true;
     if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
+    this.disk?.close();
     const closed = unavailable(`member ${this.id} closed`);
     for (const waiter of this.readyWaiters) {
       clearTimeout(waiter.timer);
@@ -745,6 +761,19 @@ export class Member implements AccountsHost {
       });
     this.stopping.set(spool, stop);
   }
+}
+
+/** The watermark of the data volume: of `dataDir`, or of an injected probe; else none. */
+function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null {
+  const probe =
+    options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
+  if (probe === undefined) return null;
+  return new DiskMonitor({
+    probe,
+    clock,
+    ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
+    ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
+  });
 }
 
 /** Whether two plans set the same limits. */
