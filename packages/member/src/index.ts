@@ -81,6 +81,13 @@ export {
 export { MetaCodecError } from './cluster/meta-bytes.js';
 export { placeReplicas, REPLICAS_PER_SPOOL_DEFAULT } from './cluster/placement.js';
 export { type RaftTuning } from './cluster/raft-tuning.js';
+export {
+  StorageRecovery,
+  type RecoveryEvent,
+  type RecoveryTarget,
+  type StorageRecoveryStatus,
+  STORAGE_RECOVERY_RETRY_MS_DEFAULT,
+} from './cluster/storage-recovery.js';
 export { notPrimary, proposalError } from './cluster/cluster-errors.js';
 export {
   encodeEntry,

@@ -10,6 +10,7 @@ import type {
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
+import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
 
@@ -57,10 +58,14 @@ export interface MemberOptions {
   /** Told of every call or Raft frame refused for the caller's identity. */
   readonly onRefused?: (refusal: Refusal) => void;
   /**
-   * Told when a group's node stopped on its own state (a storage failure, a broken invariant):
-   * the group serves nothing more here until the process restarts, so the command exits.
+   * Told when a group's node stopped on its own state (a broken invariant): the group serves
+   * nothing more here until the process restarts, so the command exits. A storage failure (a
+   * write refused: ENOSPC, EIO) is not reported here when the storage can reopen: the member
+   * recovers from it in process (onStorageRecovery).
    */
   readonly onGroupFailure?: (group: string, error: Error) => void;
+  /** Told when a storage recovery starts, retries and ends (see storage-recovery.ts). */
+  readonly onStorageRecovery?: (event: RecoveryEvent) => void;
   /** Told of each Raft message from a peer dropped because it contradicts this member's log. */
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
