@@ -61,6 +61,7 @@ import {
   warnIfInsecure,
 } from '../cluster-tls-options.js';
 import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
+import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -81,6 +82,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly join: boolean;
   /** The gRPC links' certificates, or the explicit choice to run without TLS. */
   readonly clusterTls: ClusterTlsChoice;
+  /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
+  readonly diskReserveBytes?: number;
 }
 
 export interface MemberHandle {
@@ -125,6 +128,7 @@ ${TLS_USAGE}
 ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
+${DISK_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -151,6 +155,7 @@ export function parseMemberArgs(
     ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
     ...CLUSTER_TLS_FLAGS,
+    ...DISK_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -178,6 +183,7 @@ export function parseMemberArgs(
     clusterTls: clusterTlsOf(flags, env, 'mq member'),
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
+    ...diskOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
@@ -220,6 +226,9 @@ export async function startMember(
     listen: options.listen,
     dataDir: options.dataDir,
     join: options.join,
+    ...(options.diskReserveBytes === undefined
+      ? {}
+      : { diskReserveBytes: options.diskReserveBytes }),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),
@@ -258,6 +267,7 @@ export async function startMember(
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
+      readyDetail: () => readyDetailOf(member),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
