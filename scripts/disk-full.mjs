@@ -11,6 +11,7 @@
 //              serve again, and every message answered 201 must still be there.
 // Prints what it saw and exits 1 on a violation, 2 when it cannot mount (not root, no tmpfs).
 // Bounded: at most SENDS_MAX sends a phase and PHASE_SECONDS_MAX seconds a wait.
+// SKIP_WATERMARK=1 runs the enospc phase alone. About 2 minutes for both.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, rmdirSync, statfsSync } from 'node:fs';

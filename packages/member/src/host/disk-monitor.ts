@@ -5,6 +5,7 @@
 // its own) and is counted.
 
 import { statfs } from 'node:fs/promises';
+import type { MqError } from '@spoolmq/engine';
 import type { Clock, TimerHandle } from './clock.js';
 import {
   type DiskSpace,
@@ -12,7 +13,6 @@ import {
   type DiskWatermarkStatus,
   type WatermarkChange,
 } from './disk-watermark.js';
-import type { MqError } from '@spoolmq/engine';
 
 /** How often the volume is sampled by default (ms). */
 export const DISK_POLL_MS_DEFAULT = 1_000;
