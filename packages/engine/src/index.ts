@@ -23,3 +23,5 @@ export type { QueueSelection, QueuePage, MessageSelection, MessagePage } from '.
 export { SpoolState } from './spool-state.js';
 export { SpoolEngine } from './engine.js';
 export { TokenBucket } from './token-bucket.js';
+export { type PayloadStore, PayloadError, PAYLOAD_MISSING } from './payload-store.js';
+export { MemoryPayloadStore } from './memory-payloads.js';
