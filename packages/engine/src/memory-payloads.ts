@@ -38,6 +38,13 @@ export class MemoryPayloadStore implements PayloadStore {
     return payload;
   }
 
+  /** A store with the same id and payloads (what another replica over the same bytes holds). */
+  clone(): MemoryPayloadStore {
+    const copy = new MemoryPayloadStore(this.id);
+    for (const [seq, payload] of this.payloads) copy.append(seq, payload);
+    return copy;
+  }
+
   /** Drops every payload. */
   clear(): void {
     this.payloads.clear();
