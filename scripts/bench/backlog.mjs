@@ -161,7 +161,7 @@ async function recvAckRate(api, queue, count, clients, payloadOf) {
 async function restartTimed(serve, signal) {
   await serve.node.kill(signal);
   const start = performance.now();
-  await serve.node.restart();
+  await serve.node.restart(600_000);
   return round((performance.now() - start) / 1000);
 }
 
