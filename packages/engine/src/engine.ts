@@ -201,6 +201,34 @@ export class SpoolEngine {
     return true;
   }
 
+  /**
+   * Moves the payloads whose location `moves` accepts to the store's head (a mostly dead segment
+   * is emptied this way, so the store can delete it without rewriting the rest). Replica-local:
+   * nothing replicated changes. A payload that cannot be read stays where it is. O(messages).
+   * Returns how many moved.
+   */
+  relocatePayloads(moves: (location: number) => boolean): number {
+    const payloads = this.state.payloads;
+    let moved = 0;
+    for (const queue of this.state.queues.values()) {
+      queue.order.scanAfter(0, (message) => {
+        const from = message.location;
+        if (from === PAYLOAD_MISSING || !moves(from)) return true;
+        let payload: Uint8Array;
+        try {
+          payload = payloads.read(message.seq, from, message.byteLength);
+        } catch {
+          return true;
+        }
+        message.location = payloads.append(message.seq, payload);
+        payloads.release(from, message.byteLength);
+        moved++;
+        return true;
+      });
+    }
+    return moved;
+  }
+
   // ---- Reads ---------------------------------------------------------------------------------
 
   /**

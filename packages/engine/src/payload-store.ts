@@ -29,6 +29,11 @@ export interface PayloadStore {
   adopt(location: number, byteLength: number): void;
   /** The state no longer references `location`: its space may be reclaimed. */
   release(location: number, byteLength: number): void;
+  /**
+   * Optional: a predicate naming locations worth moving (their segment is mostly dead), or null
+   * when nothing is worth it now. See SpoolEngine.relocatePayloads.
+   */
+  compactionTarget?(): ((location: number) => boolean) | null;
 }
 
 /**

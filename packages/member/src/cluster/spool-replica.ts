@@ -263,6 +263,9 @@ export class SpoolReplica implements StateMachine {
    */
   beginSnapshot(): SnapshotWork {
     const checkpoint = this.payloads.checkpoint();
+    // A mostly dead segment is emptied now; it goes once a snapshot after this one is saved.
+    const target = this.payloads.compactionTarget?.() ?? null;
+    if (target !== null) this.engineValue.relocatePayloads(target);
     const writer: SnapshotWriter = this.engineValue.beginSnapshot();
     return {
       step: (budgetBytes) => {

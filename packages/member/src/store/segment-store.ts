@@ -181,6 +181,23 @@ export class SegmentStore implements ReplicaPayloadStore {
     if (segment.live === 0 && segment !== this.head) segment.retiredAt = this.checkpoints;
   }
 
+  /**
+   * The closed segment with the most dead bytes, if at least half of it is dead and it is at
+   * least a quarter of a segment: moving its few live records to the head lets it be deleted.
+   */
+  compactionTarget(): ((location: number) => boolean) | null {
+    let best: Segment | null = null;
+    for (const segment of this.segments.values()) {
+      if (segment === this.head || segment.live === 0) continue;
+      const dead = segment.bytes - segment.liveBytes;
+      if (dead * 2 < segment.bytes || segment.bytes * 4 < this.segmentBytesMax) continue;
+      if (best === null || dead > best.bytes - best.liveBytes) best = segment;
+    }
+    if (best === null) return null;
+    const no = best.no;
+    return (location) => Math.floor(location / LOCATION_SPAN) === no;
+  }
+
   checkpoint(): number {
     return ++this.checkpoints;
   }

@@ -3,7 +3,7 @@ import { openSync, closeSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PAYLOAD_MISSING, PayloadError } from '@spoolmq/engine';
+import { PAYLOAD_MISSING, PayloadError, SpoolEngine, resolveSettings } from '@spoolmq/engine';
 import { PayloadCache } from '../../src/store/payload-cache.js';
 import { RECORD_HEADER_BYTES } from '../../src/store/segment-record.js';
 import { SegmentStore } from '../../src/store/segment-store.js';
@@ -136,5 +136,36 @@ describe('SegmentStore', () => {
   it('refuses a directory of another format with one sentence', () => {
     writeFileSync(join(dir, 'store-id'), 'mq-payload-segments 9\nabc\n');
     expect(() => open()).toThrow(/holds a format this version does not read/);
+  });
+
+  it('empties a mostly dead segment by moving its live records, then deletes it', () => {
+    const store = open(1000);
+    const engine = SpoolEngine.over(store);
+    const T0 = 1_800_000_000_000;
+    const settings = resolveSettings({}, engine.plan);
+    if (settings instanceof Error) throw settings;
+    engine.apply({ type: 'createQueue', name: 'q', settings }, T0);
+    const q = engine.queue('q')!;
+    for (let seq = 1; seq <= 30; seq++) {
+      engine.apply({ type: 'send', queueGen: q.gen, delayMs: 0, dedupKey: null, payload: payloadOf(seq) }, T0);
+    }
+    // Segment 1 holds seqs 1-8 (116-byte records): all but seq 5 acked.
+    for (const seq of [1, 2, 3, 4, 6, 7, 8]) {
+      engine.apply({ type: 'ack', queueGen: q.gen, seq, gen: 0 }, T0);
+    }
+    const files = segmentFiles().length;
+    const target = store.compactionTarget();
+    expect(target).not.toBeNull();
+    const before = store.checkpoint(); // a snapshot begun before the move may still point there
+    expect(engine.relocatePayloads(target!)).toBe(1);
+    store.saved(before);
+    expect(segmentFiles()).toHaveLength(files);
+    store.saved(store.checkpoint());
+    expect(segmentFiles()).toHaveLength(files - 1);
+    for (let seq = 5; seq <= 30; seq++) {
+      const message = q.order.find(seq);
+      if (message !== undefined) expect(engine.payloadOf(message)).toEqual(payloadOf(seq));
+    }
+    expect(store.compactionTarget()).toBeNull();
   });
 });
