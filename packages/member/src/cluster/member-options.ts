@@ -43,6 +43,11 @@ export interface MemberOptions {
   /** Replicas per spool (default 3): a spool gets min(members, this). */
   readonly replicasPerSpool?: number;
   readonly waitersPerQueueMax?: number;
+  /**
+   * Bytes of payloads the member keeps in memory for reads, across its spools (default 64 MiB):
+   * a consumer that keeps up reads from it; older payloads are read from their segment files.
+   */
+  readonly payloadCacheBytes?: number;
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
   readonly grpcServices?: (service: SpoolService) => readonly GrpcServiceRegistration[];
   /**

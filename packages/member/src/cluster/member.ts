@@ -37,6 +37,7 @@ import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import type { SpoolHost } from '../host/spool-host.js';
 import { TokenCodec } from '../host/tokens.js';
+import { MemberPayloads } from '../store/member-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import {
   type AccountWatcher,
@@ -158,6 +159,8 @@ export class Member implements AccountsHost {
   private readonly patterns = new PatternCache();
   private storageValue!: StorageEngine;
   private ownsStorage = false;
+  /** The spool replicas' payload stores and their shared cache. */
+  private payloads!: MemberPayloads;
   private transport!: Transport;
   private router!: GroupRouter;
   private metaValue: MetaReplica | null = null;
@@ -237,6 +240,13 @@ export class Member implements AccountsHost {
     }
     // Sampled before any group starts: on a full volume, growth is refused from the first call.
     await this.disk?.start();
+    this.payloads = new MemberPayloads({
+      dataDir: options.storage === undefined ? options.dataDir! : null,
+      storage: this.storageValue,
+      ...(options.payloadCacheBytes === undefined
+        ? {}
+        : { cacheBytes: options.payloadCacheBytes }),
+    });
     this.transport = options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
     const stored = await this.storageValue.groups();
@@ -285,7 +295,10 @@ export class Member implements AccountsHost {
       if (other !== undefined) stale.push(spoolGroup(parsed.name, Math.min(other, parsed.gen)));
       latest.set(parsed.name, Math.max(other ?? 0, parsed.gen));
     }
-    for (const group of stale) await this.storageValue.group(group).destroy();
+    for (const group of stale) {
+      await this.storageValue.group(group).destroy();
+      await this.payloads.destroy(group);
+    }
     for (const [name, gen] of latest) this.startReplica(name, gen, undefined);
   }
 
@@ -460,6 +473,23 @@ export class Member implements AccountsHost {
   }
 
   /** This member's replica of `spool`, if it holds one. */
+  /**
+   * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
+   * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
+   */
+  servePayloads(group: string, items: unknown): (string | null)[] {
+    const parsed = parseSpoolGroup(group);
+    const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
+    if (replica === undefined || replica.group !== group) {
+      throw unavailable(`no replica of ${group} runs on this member`);
+    }
+    try {
+      return replica.servePayloads(items);
+    } catch (error) {
+      throw new MqError('invalid_argument', String(error));
+    }
+  }
+
   replica(spool: string): SpoolReplica | undefined {
     return this.replicas.get(spool);
   }
@@ -741,11 +771,14 @@ export class Member implements AccountsHost {
     if (this.stopping.has(spool)) return; // reconciled again once stopped
     if (this.groupsStopped) return; // a storage recovery starts them
     const options = this.options;
+    const group = spoolGroup(spool, gen);
     const start = SpoolReplica.start({
       name: spool,
       gen,
       memberId: this.id,
-      storage: this.storageValue.group(spoolGroup(spool, gen)),
+      storage: this.storageValue.group(group),
+      openPayloads: () => this.payloads.open(group),
+      callMember: (member, request) => this.admin.call(member, request),
       transport: this.transport,
       router: this.router,
       ...(bootstrap === undefined ? {} : { bootstrap }),
@@ -830,6 +863,7 @@ export class Member implements AccountsHost {
     const stop = replica
       .close()
       .then(() => storage.destroy())
+      .then(() => this.payloads.destroy(replica.group))
       .catch((error: unknown) => {
         this.lastStartError = error instanceof Error ? error : new Error(String(error));
       })

@@ -19,6 +19,8 @@ import {
   type GroupRouter,
   type GroupStorage,
   RaftNode,
+  type Snapshot,
+  type SnapshotWork,
   type StateMachine,
   type StorageDamage,
   type Transport,
@@ -28,8 +30,10 @@ import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
 import { SpoolHost } from '../host/spool-host.js';
 import type { TokenCodec } from '../host/tokens.js';
+import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replica-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
+import { PayloadFetcher, parseFetchItems, servePayloadChunks } from './payload-fetch.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
 
@@ -46,6 +50,19 @@ export interface SpoolReplicaOptions {
   readonly gen: number;
   readonly memberId: string;
   readonly storage: GroupStorage;
+  /**
+   * Opens the store where the replica keeps its payloads (default: a new one in memory); the
+   * replica closes it. What it throws fails the start.
+   */
+  readonly openPayloads?: () => ReplicaPayloadStore;
+  /**
+   * Runs a call on another member (payload fetches after another replica's snapshot was
+   * installed here). Without it, missing payloads stay missing.
+   */
+  readonly callMember?: (
+    member: string,
+    request: Record<string, unknown>,
+  ) => Promise<Record<string, unknown>>;
   readonly transport: Transport;
   readonly router: GroupRouter;
   /** Founding replicas, used only when the storage holds nothing for the group. */
@@ -121,14 +138,30 @@ export class SpoolReplica implements StateMachine {
   private failure: Error | null = null;
   private openings = 0;
   private restores = 0;
+  private readonly payloads: ReplicaPayloadStore;
+  /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
+  private readonly checkpoints = new WeakMap<Uint8Array, number>();
+  private readonly fetcher: PayloadFetcher;
 
-  private constructor(options: SpoolReplicaOptions) {
+  private constructor(options: SpoolReplicaOptions, payloads: ReplicaPayloadStore) {
     this.options = options;
     this.name = options.name;
     this.gen = options.gen;
     this.group = spoolGroup(options.name, options.gen);
-    this.engineValue = new SpoolEngine(options.plan);
+    this.payloads = payloads;
+    this.engineValue = SpoolEngine.over(this.payloads, options.plan);
     this.codecs = options.codecs;
+    this.fetcher = new PayloadFetcher({
+      group: this.group,
+      engine: () => this.engineValue,
+      sources: () => this.fetchSources(),
+      call: (member, request) => {
+        const call = this.options.callMember;
+        if (call === undefined) return Promise.reject(new Error('no calls to other members'));
+        return call(member, request);
+      },
+      closed: () => this.closed || this.failure !== null,
+    });
   }
 
   /**
@@ -136,16 +169,25 @@ export class SpoolReplica implements StateMachine {
    * the router and starts taking part in elections. Throws what RaftNode.start throws.
    */
   static async start(options: SpoolReplicaOptions): Promise<SpoolReplica> {
-    const replica = new SpoolReplica(options);
-    const node = await RaftNode.start({
-      ...tuningOptions(options.raft),
-      id: options.memberId,
-      group: replica.group,
-      storage: options.storage,
+    const payloads = options.openPayloads?.() ?? new MemoryReplicaPayloads();
+    const replica = new SpoolReplica(options, payloads);
+    let node: RaftNode;
+    try {
+      node = await RaftNode.start({
+        ...tuningOptions(options.raft),
+        id: options.memberId,
+        group: replica.group,
+        storage: replica.guardedStorage(options.storage),
       transport: options.transport,
-      stateMachine: replica,
-      ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
-    });
+        stateMachine: replica,
+        ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
+      });
+    } catch (error) {
+      await replica.payloads.close();
+      throw error;
+    }
+    // The saved snapshot (if any) is restored: what it does not reference is dead.
+    replica.payloads.sweep();
     replica.attach(node);
     options.router.add(replica.group, node);
     return replica;
@@ -156,6 +198,32 @@ export class SpoolReplica implements StateMachine {
     node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
     node.on('error', (error) => this.onNodeStopped(error));
     if (node.isLeader()) this.beginOpening(node.term());
+    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+  }
+
+  /** Payloads fetched from other replicas so far (after snapshots installed here). */
+  get payloadsFetched(): number {
+    return this.fetcher.fetched;
+  }
+
+  /**
+   * Answers another replica's payload fetch (see payload-fetch.ts): chunks of the payloads it
+   * names, from this replica's store. Throws Error for malformed items.
+   */
+  servePayloads(items: unknown): (string | null)[] {
+    const parsed = parseFetchItems(items);
+    if (parsed === null) throw new Error('malformed payload fetch');
+    return servePayloadChunks(this.engineValue, parsed);
+  }
+
+  /** Who to fetch payloads from: the leader, then the other voters. */
+  private fetchSources(): string[] {
+    const node = this.nodeValue;
+    if (node === null) return [];
+    const self = this.options.memberId;
+    const leader = node.leaderId();
+    const others = node.status().config.voters.filter((id) => id !== self && id !== leader);
+    return leader === null || leader === self ? others : [leader, ...others];
   }
 
   get node(): RaftNode {
@@ -184,22 +252,50 @@ export class SpoolReplica implements StateMachine {
   }
 
   snapshot(): Uint8Array {
-    return this.engineValue.snapshot();
+    const checkpoint = this.payloads.checkpoint();
+    const data = this.engineValue.snapshot();
+    this.checkpoints.set(data, checkpoint);
+    return data;
   }
 
   /**
    * A snapshot of the engine as it is now, encoded in slices while entries go on applying
-   * (snapshot-writer.ts): a large backlog never blocks the member for the whole encode.
+   * (snapshot-writer.ts): a large backlog never blocks the member for the whole encode. It holds
+   * payload locations: the payload store is synced before it is saved (guardedStorage), and
+   * space released after this point is reclaimed only once it is saved.
    */
-  beginSnapshot(): SnapshotWriter {
-    return this.engineValue.beginSnapshot();
+  beginSnapshot(): SnapshotWork {
+    const checkpoint = this.payloads.checkpoint();
+    // A mostly dead segment is emptied now; it goes once a snapshot after this one is saved.
+    const target = this.payloads.compactionTarget?.() ?? null;
+    if (target !== null) this.engineValue.relocatePayloads(target);
+    const writer: SnapshotWriter = this.engineValue.beginSnapshot();
+    return {
+      step: (budgetBytes) => {
+        const data = writer.step(budgetBytes);
+        if (data !== null) this.checkpoints.set(data, checkpoint);
+        return data;
+      },
+      cancel: () => writer.cancel(),
+    };
   }
 
-  /** Replaces the engine by the snapshot's (never while serving: a leader installs none). */
+  /**
+   * Replaces the engine by the snapshot's (never while serving: a leader installs none). At
+   * start it is this replica's own saved snapshot, whose payload locations are valid here; later
+   * it comes from the leader: nothing stored here is referenced any more, and the payloads the
+   * snapshot's messages need are fetched (see fetchMissing).
+   */
   restore(data: Uint8Array): void {
     this.stepDown();
-    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan);
+    const installed = this.nodeValue !== null;
+    if (installed) {
+      this.payloads.retireAll();
+      this.checkpoints.set(data, this.payloads.checkpoint());
+    }
+    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan, this.payloads);
     this.restores++;
+    if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
 
   // ---- Serving -----------------------------------------------------------------------------
@@ -267,6 +363,28 @@ export class SpoolReplica implements StateMachine {
     this.retryTimer = null;
     this.options.router.remove(this.group);
     await this.nodeValue?.close();
+    await this.payloads.close();
+  }
+
+  /**
+   * `storage` with snapshot saves ordered after the payload store: the payloads a snapshot
+   * points to are synced before it is saved (so its log entries may go), and the space it no
+   * longer needs is reclaimed after.
+   */
+  private guardedStorage(storage: GroupStorage): GroupStorage {
+    return {
+      group: storage.group,
+      load: () => storage.load(),
+      save: (hardState, entries) => storage.save(hardState, entries),
+      saveSnapshot: async (snapshot: Snapshot) => {
+        await this.payloads.sync();
+        await storage.saveSnapshot(snapshot);
+        const checkpoint = this.checkpoints.get(snapshot.data);
+        if (checkpoint !== undefined) this.payloads.saved(checkpoint);
+      },
+      compact: (index) => storage.compact(index),
+      destroy: () => storage.destroy(),
+    };
   }
 
   // ---- Leadership --------------------------------------------------------------------------

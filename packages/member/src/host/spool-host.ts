@@ -357,7 +357,7 @@ export class SpoolHost {
   peek(handle: string): PeekResult {
     const { message } = this.heldHandle(handle);
     return {
-      payload: message.payload,
+      payload: this.engine.payloadOf(message),
       messageId: messageIdOf(message.seq),
       state: this.engine.messageState(message, this.clock.nowMs()),
       retries: message.retries,
@@ -433,7 +433,8 @@ export class SpoolHost {
       leased: false,
     });
     const messageId = messageIdOf(message.seq);
-    return { payload: message.payload, lease, messageId, retries: message.retries };
+    const payload = this.engine.payloadOf(message);
+    return { payload, lease, messageId, retries: message.retries };
   }
 
   /**
@@ -567,8 +568,11 @@ export class SpoolHost {
    * is visible again instead of pending under a lease nobody holds.
    */
   private delivery(queue: Queue, message: Message): Delivery {
+    let payload: Uint8Array;
     let lease: string;
     try {
+      // A payload this replica cannot read (503 unavailable) leaves the message visible.
+      payload = this.engine.payloadOf(message);
       lease = this.tokens.mint(this.name, {
         kind: TokenKind.Lease,
         term: this.log.term,
@@ -583,7 +587,7 @@ export class SpoolHost {
       throw error;
     }
     const messageId = messageIdOf(message.seq);
-    const base = { payload: message.payload, lease, messageId, retries: message.retries };
+    const base = { payload, lease, messageId, retries: message.retries };
     const deadline = message.leaseExpiresAtMs;
     return deadline === Infinity ? base : { ...base, leaseExpiresAtMs: deadline };
   }
@@ -696,7 +700,15 @@ export class SpoolHost {
         this.armRateTimer(queue);
         break;
       }
-      list.deliverToFirst(this.delivery(queue, outcome));
+      let delivery: Delivery;
+      try {
+        delivery = this.delivery(queue, outcome);
+      } catch {
+        // The payload is unreadable here for now: receivers stay parked until their wait ends
+        // (a direct receive answers the 503 itself).
+        break;
+      }
+      list.deliverToFirst(delivery);
     }
     if (list.size === 0) this.waiters.delete(queue.gen);
     this.rearm();

@@ -496,8 +496,8 @@ export class RaftNode {
   }
 
   /**
-   * Snapshots once `snapshotEntries` entries were applied since the last snapshot and their bytes
-   * reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
+   * Snapshots once `snapshotEntries` entries (or entries of `snapshotLogBytes` bytes) were
+   * applied since the last snapshot and their bytes reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
    * (a queue's backlog of payloads), so taking one only after as many bytes were logged keeps
    * compaction amortized O(1) per logged byte: a large backlog is not re-encoded every few
    * thousand writes. A state machine with `beginSnapshot` is snapshotted in slices over later
@@ -505,7 +505,8 @@ export class RaftNode {
    */
   private maybeSnapshot(): void {
     if (this.snapshotWork !== null) return;
-    if (this.applied - this.snapshotBaseIndex < this.opts.snapshotEntries) return;
+    const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
+    if (!entriesDue && this.appliedBytesSinceSnapshot < this.opts.snapshotLogBytes) return;
     if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
     const { stateMachine } = this.opts;
     if (stateMachine.beginSnapshot !== undefined) {
