@@ -97,6 +97,8 @@ async function handOne(
       error = undefined;
     } catch (caught) {
       error = caught instanceof Error ? caught.message : String(caught);
+      // A timer may fire a little before performance.now() passes the deadline: stop here.
+      if (caught === BOUND_REACHED) break;
     }
   }
   const moved = !group.node.isLeader();
@@ -138,11 +140,13 @@ function better(
   return a.id < b.id;
 }
 
-/** `promise`, or a rejection once `deadlineMs` (performance.now) passes. */
+const BOUND_REACHED = new Error('hand-off bound reached');
+
+/** `promise`, or a rejection with BOUND_REACHED once `deadlineMs` (performance.now) passes. */
 function withDeadline<T>(promise: Promise<T>, deadlineMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error('hand-off bound reached')),
+      () => reject(BOUND_REACHED),
       Math.max(0, deadlineMs - performance.now()),
     );
     promise.then(
