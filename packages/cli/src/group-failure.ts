@@ -4,6 +4,7 @@
 // its supervisor (systemd, Kubernetes) to restart it; /readyz answers 503 meanwhile. Messages
 // from peers that contradict the member's log are dropped and logged, never fatal.
 
+import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
 /** Exit status of a member whose Raft group stopped (EX_SOFTWARE). */
@@ -14,6 +15,7 @@ export interface GroupFailureWatch {
   readonly hooks: {
     readonly onGroupFailure: (group: string, error: Error) => void;
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
+    readonly onTornTail: (report: TornTailReport) => void;
   };
   /** Resolves with the first failed group's name. */
   readonly failed: Promise<string>;
@@ -32,8 +34,25 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       onRaftRejected: (group, from, reason) => {
         logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
       },
+      onTornTail: (report) => logTornTail(logger, report),
     },
   };
+}
+
+/** One line for entries dropped on load: bad bytes at error level, a stale tail at warn. */
+function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
+  const { group, firstDroppedIndex: from, droppedEntries: count, reason } = report;
+  if (reason === 'checksum') {
+    logger?.error(
+      { group, from, count, reason },
+      `raft group ${group}: ${count} stored entries from index ${from} failed their checksum ` +
+        '(bad bytes on disk) and were dropped; this replica votes as if it still held them ' +
+        'until a peer has repaired them (mq_member_raft_storage_damaged); a group without ' +
+        'peers has lost them',
+    );
+  } else {
+    logger?.warn({ group, from, count, reason }, `raft group ${group}: dropped a stale log tail`);
+  }
 }
 
 /**

@@ -24,6 +24,7 @@ interface GroupRow {
   readonly appliedIndex: number;
   readonly lastIndex: number;
   readonly snapshotIndex: number;
+  readonly storageDamage: unknown;
 }
 
 /** Per-group gauges: name, help, value. */
@@ -33,6 +34,11 @@ const GROUP_GAUGES: readonly (readonly [string, string, (row: GroupRow) => numbe
   ['mq_member_raft_applied_index', 'Highest log index applied here.', (row) => row.appliedIndex],
   ['mq_member_raft_last_index', 'Last log index stored here.', (row) => row.lastIndex],
   ['mq_member_raft_snapshot_index', 'Index of the latest snapshot.', (row) => row.snapshotIndex],
+  [
+    'mq_member_raft_storage_damaged',
+    'Entries lost to bad bytes here, awaiting repair from a peer (1) or none (0).',
+    (row) => (row.storageDamage !== null ? 1 : 0),
+  ],
 ];
 
 /** Per-spool-replica metrics: name, type, help, value. */

@@ -24,6 +24,7 @@ const meta = {
   appliedIndex: 9,
   lastIndex: 10,
   snapshotIndex: 0,
+  storageDamage: null,
 } as unknown as RaftNodeStatus;
 
 const status: MemberStatus = {
@@ -45,6 +46,7 @@ const status: MemberStatus = {
       openings: 2,
       restores: 1,
       failure: null,
+      storageDamage: { lastIndex: 121, lastTerm: 7 },
     },
   ],
   depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, total: 11, dataBytes: 4096 }],
@@ -62,6 +64,8 @@ describe('renderMemberMetrics', () => {
     expect(text).toContain('mq_member_raft_applied_index{member="n1",group="spool:default#1"} 119\n');
     expect(text).toContain('mq_member_spool_serving{member="n1",spool="default",group="spool:default#1"} 1\n');
     expect(text).toContain('mq_member_spool_openings_total{member="n1",spool="default",group="spool:default#1"} 2\n');
+    expect(text).toContain('mq_member_raft_storage_damaged{member="n1",group="meta"} 0\n');
+    expect(text).toContain('mq_member_raft_storage_damaged{member="n1",group="spool:default#1"} 1\n');
   });
 
   it('reports queue depth by state, leases and stored totals of the spools served here', () => {

@@ -21,6 +21,7 @@ import { resolveOptions, type GatewayOptions } from './options.js';
 import { scanHeaders } from './request-headers.js';
 import { jsonResponse } from './responses.js';
 import { ROUTES } from './routes.js';
+import { OPENAPI_PATH, openApiResponse } from './openapi/openapi-route.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 /** A client's `X-Request-Id` is kept when it is this short and plain; else the gateway makes one. */
@@ -135,6 +136,13 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
   };
   app.all(CONSOLE_PATH, serveConsole);
   app.all(`${CONSOLE_PATH}/*`, serveConsole);
+  app.all(
+    OPENAPI_PATH,
+    getOnly((c) => {
+      c.set('operation', 'openapi');
+      return openApiResponse();
+    }),
+  );
   for (const route of ROUTES) {
     const allowed = Object.keys(route.methods);
     app.all(route.path, (c) => {

@@ -35,6 +35,22 @@ export interface HardState {
   readonly term: number;
   readonly vote: NodeId | null;
   readonly commit: number;
+  /**
+   * Set by storage when it found entries it had stored unreadable (a flipped bit, a torn
+   * record) and dropped them; kept durable until the replica has caught up again (see
+   * RaftCore's `damage`). Absent or null: nothing was lost.
+   */
+  readonly damage?: StorageDamage | null;
+}
+
+/**
+ * What a replica may have acknowledged and then lost: its log reached at least `lastIndex`,
+ * ending in an entry of term `lastTerm` or lower (storage gives an upper bound when the last
+ * record itself is unreadable). A leader may have counted those acknowledgements toward a commit.
+ */
+export interface StorageDamage {
+  readonly lastIndex: number;
+  readonly lastTerm: number;
 }
 
 export interface ClusterConfig {

@@ -6,6 +6,7 @@ import type {
   GrpcServiceRegistration,
   Refusal,
   StorageEngine,
+  TornTailReport,
   Transport,
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
@@ -62,6 +63,8 @@ export interface MemberOptions {
   readonly onGroupFailure?: (group: string, error: Error) => void;
   /** Told of each Raft message from a peer dropped because it contradicts this member's log. */
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
+  /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
+  readonly onTornTail?: (report: TornTailReport) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
 }

@@ -209,7 +209,9 @@ export class Member implements AccountsHost {
       // Payloads, key hashes and the cluster secret live here: this user's alone.
       await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
       await chmod(options.dataDir!, 0o700);
-      this.storageValue = await LevelStorageEngine.open(options.dataDir!);
+      this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
+        onTornTail: options.onTornTail,
+      });
       this.ownsStorage = true;
     }
     this.transport = options.transport ?? (await this.startGrpc());

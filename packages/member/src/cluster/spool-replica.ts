@@ -24,6 +24,7 @@ import {
   type GroupStorage,
   RaftNode,
   type StateMachine,
+  type StorageDamage,
   type Transport,
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
@@ -71,6 +72,8 @@ export interface SpoolReplicaStatus {
   readonly term: number;
   readonly leaderId: string | null;
   readonly commitIndex: number;
+  /** Entries lost to bad bytes here, awaiting repair from the leader (see RaftCore `damage`). */
+  readonly storageDamage: StorageDamage | null;
   readonly appliedIndex: number;
   readonly lastIndex: number;
   readonly snapshotIndex: number;
@@ -271,6 +274,7 @@ export class SpoolReplica implements StateMachine {
       term: status.term,
       leaderId: status.leaderId,
       commitIndex: status.commitIndex,
+      storageDamage: status.storageDamage,
       appliedIndex: status.appliedIndex,
       lastIndex: status.lastIndex,
       snapshotIndex: status.snapshotIndex,

@@ -27,6 +27,7 @@ import {
   type NodeId,
   type RestoredState,
   type Snapshot,
+  type StorageDamage,
 } from '../types.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options.js';
 import { RaftError } from './raft-error.js';
@@ -56,6 +57,8 @@ export interface RaftNodeStatus {
   readonly proposalsPending: number;
   /** Messages from the network dropped unseen because the core would assert on them. */
   readonly rejectedMessages: number;
+  /** Entries lost to bad bytes here and not yet repaired from the leader (RaftCore), or null. */
+  readonly storageDamage: StorageDamage | null;
 }
 
 export interface RaftNodeEvents {
@@ -313,6 +316,7 @@ export class RaftNode {
       progress,
       proposalsPending: this.buffered.length + this.waiting.size,
       rejectedMessages: this.rejectedMessages,
+      storageDamage: this.core.storageDamage(),
     };
   }
 

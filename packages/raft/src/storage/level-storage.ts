@@ -16,6 +16,7 @@ import type {
   HardState,
   RestoredState,
   Snapshot,
+  StorageDamage,
   StorageEngine,
 } from '../types.js';
 import { GroupCommit } from './group-commit.js';
@@ -211,10 +212,15 @@ class LevelGroupStorage implements GroupStorage {
         snapshotFile = record.file;
       }
       const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
-      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys);
       const lastEntry = scan.entries[scan.entries.length - 1];
       const lastIndex = lastEntry ? lastEntry.index : (snapshot?.meta.index ?? 0);
       if (hardState.commit > lastIndex) hardState = { ...hardState, commit: lastIndex };
+      if (scan.lost !== null) {
+        hardState = { ...hardState, damage: mergeDamage(hardState, scan.lost) };
+      }
+      // One batch: the mark must never be lost while the evidence for it is already gone.
+      const marked = scan.lost !== null ? hardState : null;
+      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys, marked);
       await files.removeAllBut(this.group, snapshotFile);
       this.span = LogSpan.of(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0, scan.entries);
       this.lastHardState = hardState;
@@ -281,7 +287,7 @@ class LevelGroupStorage implements GroupStorage {
       const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
       const keys = await this.context.db.keys(range).all();
       keys.push(this.keys.registry);
-      await this.deleteKeys(keys);
+      await this.deleteKeys(keys, null);
       this.span = new LogSpan();
       this.lastHardState = EMPTY_HARD_STATE;
       this.registered = false;
@@ -385,9 +391,10 @@ class LevelGroupStorage implements GroupStorage {
   private async scanLog(
     snapshotIndex: number,
     snapshotTerm: number,
-  ): Promise<{ entries: Entry[]; deleteKeys: Buffer[] }> {
+  ): Promise<LogScan> {
     const entries: Entry[] = [];
     const deleteKeys: Buffer[] = [];
+    let last: { index: number; value: Buffer } | null = null;
     let previousIndex = snapshotIndex;
     let previousTerm = snapshotTerm;
     let torn: { index: number; reason: TornTailReason } | null = null;
@@ -417,13 +424,24 @@ class LevelGroupStorage implements GroupStorage {
           // At or past the torn point: never trusted, deleted so it cannot resurface.
           deleteKeys.push(key);
           droppedEntries++;
+          last = { index, value };
         }
       }
     } finally {
       await iterator.close();
     }
     if (torn) this.reportTorn(torn.index, torn.reason, droppedEntries);
-    return { entries, deleteKeys };
+    // Bad bytes (not a stale tail left by a snapshot): what was dropped may have been
+    // acknowledged. The lost log ended at the last key; its term is read off that record when
+    // it is intact, else bounded by the hard state's term (no entry is stored above it).
+    const lost =
+      torn?.reason === 'checksum' && last !== null
+        ? {
+            lastIndex: last.index,
+            lastTerm: decodeEntryValue(last.index, last.value)?.term ?? Number.NaN,
+          }
+        : null;
+    return { entries, deleteKeys, lost };
   }
 
   private reportTorn(firstDroppedIndex: number, reason: TornTailReason, droppedEntries: number): void {
@@ -431,12 +449,16 @@ class LevelGroupStorage implements GroupStorage {
     this.context.onTornTail?.({ group: this.group, firstDroppedIndex, droppedEntries, reason });
   }
 
-  /** Deletes keys in one durable batch (maintenance: not subject to the backpressure bound). */
-  private deleteKeys(keys: readonly Buffer[]): Promise<void> {
+  /**
+   * Deletes keys in one durable batch (maintenance: not subject to the backpressure bound),
+   * with `hardState` when given.
+   */
+  private deleteKeys(keys: readonly Buffer[], hardState: HardState | null): Promise<void> {
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
     return this.context.commit.submit(CALL_OVERHEAD_BYTES + keys.length * 32, 0, (batch) => {
       for (const key of keys) batch.del(key);
+      if (hardState !== null) batch.put(this.keys.hardState, encodeHardState(hardState));
     });
   }
 
@@ -510,6 +532,26 @@ class LevelGroupStorage implements GroupStorage {
 }
 
 /** Why the entry stored at `index` cannot follow the kept log, or null when it can. */
+interface LogScan {
+  readonly entries: Entry[];
+  readonly deleteKeys: Buffer[];
+  /** The end of the log bad bytes took (lastTerm NaN when unreadable), or null. */
+  readonly lost: { readonly lastIndex: number; readonly lastTerm: number } | null;
+}
+
+/**
+ * The damage to record: the lost log's end (its term bounded by the hard state's when the last
+ * record was unreadable), or an earlier damage not yet repaired where that ends higher.
+ */
+function mergeDamage(hardState: HardState, lost: LogScan['lost'] & object): StorageDamage {
+  const lastTerm = Number.isNaN(lost.lastTerm) ? hardState.term : lost.lastTerm;
+  const found = { lastIndex: lost.lastIndex, lastTerm };
+  const earlier = hardState.damage ?? null;
+  if (earlier === null || earlier.lastTerm < found.lastTerm) return found;
+  if (earlier.lastTerm === found.lastTerm && earlier.lastIndex < found.lastIndex) return found;
+  return earlier;
+}
+
 function entryFault(
   entry: Entry | null,
   index: number,

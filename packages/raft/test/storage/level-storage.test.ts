@@ -99,17 +99,26 @@ describe('LevelStorageEngine on disk', () => {
     let engine = await reopen();
     const restored = await engine.group('spool:s').load();
     expect(restored.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5]);
-    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 5 });
+    // What was dropped may have been acknowledged: the hard state marks the lost log's end
+    // (entry 8, term 2, read off its intact record) for RaftCore's `damage`.
+    const damage = { lastIndex: 8, lastTerm: 2 };
+    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 5, damage });
     expect(reports).toEqual([{ group: 'spool:s', firstDroppedIndex: 6, droppedEntries: 3, reason: 'checksum' }]);
     expect(engine.stats().tornEntriesDropped).toBe(3);
-    // The dropped records were deleted durably: the next start finds nothing to drop, and the
-    // log continues from 5.
+    // The dropped records were deleted durably with the mark in one batch: the next start finds
+    // nothing to drop and keeps the mark, and the log continues from 5.
     await engine.group('spool:s').save(null, [entry(6, 2)]);
     await engine.close();
     engine = await reopen();
     const again = await engine.group('spool:s').load();
     expect(again.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(again.hardState.damage).toEqual(damage);
     expect(reports.length).toBe(1);
+    // The core clears the mark once repaired; a hard state without it is stored as before.
+    await engine.group('spool:s').save({ term: 2, vote: 'n2', commit: 6 }, []);
+    await engine.close();
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 6 });
     await engine.close();
   });
 
