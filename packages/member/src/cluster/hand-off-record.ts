@@ -15,6 +15,13 @@
 // exist. Anything else (a command, a primary that opened and served in between, a snapshot that
 // swallowed the record) voids the leases, as an unplanned failover does. Replicas apply the
 // record as nothing: the engine's replicated state never depends on it.
+//
+// The same reasoning keeps the leases of a primary that lost its leadership (a quorum late to
+// answer on a busy machine) and wins it back with nobody serving in between: it remembers its
+// leases when it steps down (`rememberOwn`), and takes them back when the first barrier applied
+// after that is its own. A barrier of anyone else in between (they opened, and may have served)
+// voids them. Commands applied in between are its own earlier proposals committing late; a lease
+// they settled is skipped by its generation like any other.
 
 import type { TermedLease } from '../host/adopted-leases.js';
 import { ENTRY_TIME_BYTES } from './entry-codec.js';
@@ -138,6 +145,16 @@ export class HandOffTracker {
     null;
   /** What the last applied barrier would adopt, by its index. */
   private atBarrier: { index: number; leases: readonly TermedLease[] } | null = null;
+  /** The leases this replica held when it last stepped down as primary, until a barrier. */
+  private own: readonly TermedLease[] | null = null;
+  /** What the last applied barrier would give back, if it is this replica's own. */
+  private ownAtBarrier: { index: number; leases: readonly TermedLease[] } | null = null;
+
+  /** This replica stopped being primary (leadership lost) holding `leases`. */
+  rememberOwn(leases: readonly TermedLease[]): void {
+    this.own = leases;
+    this.ownAtBarrier = null;
+  }
 
   /** A hand-off entry was applied (a malformed one voids what was pending). */
   recordApplied(data: Uint8Array): void {
@@ -164,24 +181,38 @@ export class HandOffTracker {
     const complete = pending !== null && pending.next === pending.parts;
     this.atBarrier = complete ? { index, leases: pending.leases } : null;
     this.pending = null;
+    this.ownAtBarrier = this.own === null ? null : { index, leases: this.own };
+    this.own = null;
   }
 
-  /** A command was applied: nothing recorded before it still describes the leases. */
+  /**
+   * A command was applied: nothing recorded before it still describes the leases. (Remembered
+   * own leases stay: before a barrier, only this replica's late proposals can commit.)
+   */
   commandApplied(): void {
     this.pending = null;
     this.atBarrier = null;
+    this.ownAtBarrier = null;
   }
 
   /** A snapshot replaced the state: what was recorded may be gone with the log. */
   reset(): void {
     this.pending = null;
     this.atBarrier = null;
+    this.own = null;
+    this.ownAtBarrier = null;
   }
 
-  /** The leases a primary opening at the barrier of `barrierIndex` takes over (once). */
+  /**
+   * The leases a primary opening at the barrier of `barrierIndex` takes over (once): a hand-off
+   * record's, else its own from before it lost the leadership, else none.
+   */
   take(barrierIndex: number): readonly TermedLease[] {
-    const found = this.atBarrier;
+    const record = this.atBarrier;
+    const own = this.ownAtBarrier;
     this.atBarrier = null;
-    return found !== null && found.index === barrierIndex ? found.leases : [];
+    this.ownAtBarrier = null;
+    if (record !== null && record.index === barrierIndex) return record.leases;
+    return own !== null && own.index === barrierIndex ? own.leases : [];
   }
 }

@@ -334,7 +334,11 @@ export class SpoolReplica implements StateMachine {
 
   private onLeaderChange(leaderId: string | null, term: number): void {
     const self = this.options.memberId;
-    if (this.log !== null && (leaderId !== self || term !== this.log.term)) this.stepDown();
+    if (this.log !== null && (leaderId !== self || term !== this.log.term)) {
+      // Kept in case this member wins the leadership back with nobody serving in between.
+      this.handOffs.rememberOwn(this.host!.outstandingLeases());
+      this.stepDown();
+    }
     if (leaderId === self) this.beginOpening(term);
     this.options.onChange?.();
   }

@@ -133,4 +133,28 @@ describe('HandOffTracker', () => {
     tracker.barrierApplied(2);
     expect(tracker.take(2)).toEqual([]);
   });
+
+  it('gives a primary back its own leases when the first barrier after it stepped down is its own', () => {
+    const tracker = new HandOffTracker();
+    tracker.rememberOwn([lease(1)]);
+    tracker.commandApplied(); // its own proposal, committed late
+    tracker.barrierApplied(20);
+    expect(tracker.take(20)).toEqual([lease(1)]);
+
+    tracker.rememberOwn([lease(2)]);
+    tracker.barrierApplied(30); // someone else opened here
+    tracker.barrierApplied(33);
+    expect(tracker.take(33)).toEqual([]);
+
+    tracker.rememberOwn([lease(3)]);
+    tracker.reset(); // a snapshot: the log in between is unknown
+    tracker.barrierApplied(40);
+    expect(tracker.take(40)).toEqual([]);
+
+    // A hand-off record before the barrier wins over remembered leases.
+    tracker.rememberOwn([lease(4)]);
+    tracker.recordApplied(record([lease(5)])[0]!);
+    tracker.barrierApplied(50);
+    expect(tracker.take(50)).toEqual([lease(5)]);
+  });
 });

@@ -154,6 +154,26 @@ describe('Member.handOff', () => {
     cluster.network.heal();
   });
 
+  it('a primary that loses its quorum keeps its leases only if it wins the leadership back', async () => {
+    cluster = await readyCluster();
+    const old = await cluster.primary();
+    const [a] = await leasesOn(old, 2, 1);
+    const followers = others(cluster, old.id);
+    for (const id of followers) await cluster.stopMember(id);
+    await waitFor(() => !old.replica('default')!.isServing()); // check-quorum: it steps down
+    for (const id of followers) await cluster.startMember(id);
+    const next = await cluster.primary();
+    if (next.id === old.id) {
+      // Nobody served in between: its leases are still its own.
+      await on(next, () => next.service.ack('default', a!.lease));
+      expect((await on(next, () => receiveNow(next.service, 'q'))).messageId).not.toBe(a!.messageId);
+    } else {
+      const gone = await expectError(on(next, () => next.service.ack('default', a!.lease)), 'gone');
+      expect(gone.details.reason).toBe('primary_changed');
+    }
+    expect(old.replica('default')!.status().openings).toBe(next.id === old.id ? 2 : 1);
+  });
+
   it('with no peer to take over, reports the groups it still leads', async () => {
     cluster = await TestCluster.start(['solo']);
     const solo = cluster.member('solo');
