@@ -204,6 +204,22 @@ export class HandOffTracker {
   }
 
   /**
+   * This replica did not open at its barrier of `barrierIndex` after all (it lost the leadership
+   * first): it served nothing, so what that barrier would have taken over waits for the next
+   * barrier applied here, whoever's it is (only this replica's own then takes it).
+   */
+  carry(barrierIndex: number): void {
+    const record = this.atBarrier;
+    const own = this.ownAtBarrier;
+    this.atBarrier = null;
+    this.ownAtBarrier = null;
+    if (record !== null && record.index === barrierIndex) {
+      this.pending = { term: 0, parts: 1, leases: [...record.leases], next: 1 };
+    }
+    if (own !== null && own.index === barrierIndex) this.own = own.leases;
+  }
+
+  /**
    * The leases a primary opening at the barrier of `barrierIndex` takes over (once): a hand-off
    * record's, else its own from before it lost the leadership, else none.
    */

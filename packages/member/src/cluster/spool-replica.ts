@@ -371,9 +371,14 @@ export class SpoolReplica implements StateMachine {
   private openIfLeading(term: number, barrierIndex: number): void {
     if (this.openingTerm === term) this.openingTerm = 0;
     const node = this.node;
-    if (this.closed || this.lameDuck || this.host !== null || this.codecs === null) return;
-    if (!node.isLeader() || node.term() !== term) return;
-    const { tokens, cursors, patterns } = this.codecs;
+    const opens = !this.closed && !this.lameDuck && this.host === null && this.codecs !== null;
+    if (!opens || !node.isLeader() || node.term() !== term) {
+      // Not opening at this barrier: what it would have taken over waits for the next one.
+      if (this.host === null) this.handOffs.carry(barrierIndex);
+      return;
+    }
+    const codecs = this.codecs!; // `opens` checked it
+    const { tokens, cursors, patterns } = codecs;
     const engine = this.engineValue;
     const log = new RaftCommandLog(this.name, node, term, this.clock, engine.state.lastAppliedAtMs);
     const host = new SpoolHost({

@@ -157,4 +157,30 @@ describe('HandOffTracker', () => {
     tracker.barrierApplied(50);
     expect(tracker.take(50)).toEqual([lease(5)]);
   });
+
+  it('a barrier at which this replica did not open passes its record or own leases on', () => {
+    const tracker = new HandOffTracker();
+    tracker.recordApplied(record([lease(1)])[0]!);
+    tracker.barrierApplied(10); // its own barrier; leadership lost before it opened
+    tracker.carry(10);
+    tracker.barrierApplied(12); // its next barrier
+    expect(tracker.take(12)).toEqual([lease(1)]);
+
+    tracker.rememberOwn([lease(2)]);
+    tracker.barrierApplied(20);
+    tracker.carry(20);
+    tracker.barrierApplied(22);
+    expect(tracker.take(22)).toEqual([lease(2)]);
+
+    // Carried only to the next barrier: someone else's there (they served) ends it.
+    tracker.recordApplied(record([lease(3)])[0]!);
+    tracker.barrierApplied(30);
+    tracker.carry(30);
+    tracker.barrierApplied(31);
+    tracker.barrierApplied(35);
+    expect(tracker.take(35)).toEqual([]);
+    tracker.carry(99); // a barrier it never noted: nothing
+    tracker.barrierApplied(40);
+    expect(tracker.take(40)).toEqual([]);
+  });
 });
