@@ -65,8 +65,15 @@ function registerProbes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
     '/readyz',
     getOnly((c) => {
       c.set('operation', 'readyz');
-      if (deps.service.ready()) return jsonResponse(200, { status: 'ready' });
-      return mqErrorResponse(new MqError('unavailable', 'not every spool has a known primary'));
+      const detail = deps.options.readyDetail?.() ?? {};
+      if (deps.service.ready()) return jsonResponse(200, { ...detail, status: 'ready' });
+      const message = 'not every spool has a known primary';
+      if (Object.keys(detail).length === 0) {
+        return mqErrorResponse(new MqError('unavailable', message));
+      }
+      // The error body's shape, with the detail (nested objects) as its details.
+      const body = { kind: 'unavailable', message, details: detail };
+      return jsonResponse(503, body, { 'retry-after': '1' });
     }),
   );
   app.all(

@@ -210,6 +210,14 @@ export interface StorageEngine {
   /** Groups that have any state on disk. */
   groups(): Promise<GroupId[]>;
   close(): Promise<void>;
+  /**
+   * After a failed write (calls rejected with StorageError `io`), makes the engine writable
+   * again by re-reading what the medium holds; never assumes the failed write happened or did
+   * not. Call it only once no group is in use (their nodes closed); every group must `load()`
+   * again before it writes. Rejects while the medium still fails (the engine stays refusing).
+   * Optional: an engine without it cannot recover in process.
+   */
+  reopen?(): Promise<void>;
 }
 
 /** Delivers messages between members. Best effort: may drop, delay, reorder or duplicate. */

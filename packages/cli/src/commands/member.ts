@@ -62,6 +62,7 @@ import {
   warnIfInsecure,
 } from '../cluster-tls-options.js';
 import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
+import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -84,6 +85,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly clusterTls: ClusterTlsChoice;
   /** Bound of the hand-off of this member's primaries before it stops (0: none). */
   readonly handOffSeconds: number;
+  /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
+  readonly diskReserveBytes?: number;
 }
 
 export interface MemberHandle {
@@ -134,6 +137,7 @@ ${TLS_USAGE}
 ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
+${DISK_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -161,6 +165,7 @@ export function parseMemberArgs(
     ...ADMIN_TLS_FLAGS,
     ...CLUSTER_TLS_FLAGS,
     ...HAND_OFF_FLAGS,
+    ...DISK_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -189,6 +194,7 @@ export function parseMemberArgs(
     ...handOffOf(flags, env),
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
+    ...diskOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
@@ -231,6 +237,9 @@ export async function startMember(
     listen: options.listen,
     dataDir: options.dataDir,
     join: options.join,
+    ...(options.diskReserveBytes === undefined
+      ? {}
+      : { diskReserveBytes: options.diskReserveBytes }),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),
@@ -269,6 +278,7 @@ export async function startMember(
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
+      readyDetail: () => readyDetailOf(member),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {

@@ -41,6 +41,8 @@ const KIND_MEANING: Readonly<Record<ErrorKind, string>> = {
   operation_unconfirmed: 'The write was accepted but its durability is unknown.',
   unavailable: 'The spool has no reachable primary right now; retry after Retry-After.',
   spool_full: 'The spool is at its plan maximum of messages or payload bytes.',
+  storage_full: "The member's data volume is below its free-space reserve (disk alarm); nothing " +
+    'was appended: retry after Retry-After. Receive, ack and the other draining calls go on.',
 };
 
 /** Statuses with an error response component, by component name. */

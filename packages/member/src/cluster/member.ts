@@ -27,10 +27,12 @@ import {
   type RaftNode,
   type ClusterSecurity,
   INSECURE_CLUSTER,
+  isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
+import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import type { SpoolHost } from '../host/spool-host.js';
@@ -51,6 +53,7 @@ import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
 import { ReplicaMover } from './replica-mover.js';
+import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
   type ClusterCodecs,
   SpoolReplica,
@@ -83,6 +86,10 @@ export interface MemberStatus {
   readonly spools: readonly SpoolReplicaStatus[];
   /** Depths of the spools this member serves (at most STATUS_DEPTH_SPOOLS_MAX). */
   readonly depths: readonly SpoolDepth[];
+  /** The data volume's watermark (null or absent when the member watches no disk). */
+  readonly disk?: DiskMonitorStatus | null;
+  /** Recoveries from storage failures (absent in statuses made before they existed). */
+  readonly storageRecovery?: StorageRecoveryStatus;
 }
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
@@ -161,17 +168,34 @@ export class Member implements AccountsHost {
   /** Handing its groups over before stopping: not ready, opens no spool as primary. */
   private lameDuck = false;
   private lastStartError: Error | null = null;
+  /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
+  private readonly disk: DiskMonitor | null;
+  /** Restarts every group in process after a storage failure (storage-recovery.ts). */
+  private readonly recovery: StorageRecovery;
+  /** The groups are stopped for a recovery: no replica starts until they start again. */
+  private groupsStopped = false;
 
   private constructor(options: MemberOptions) {
     this.options = options;
     this.id = options.id;
     this.clock = options.clock ?? systemClock;
     this.plan = resolvePlan(options.plan);
+    this.disk = diskMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.hostFor(spool),
       () => this.isServiceReady(),
+      () => this.disk?.refuseGrowth() ?? null,
     );
     this.peers = { ...options.peers };
+    this.recovery = new StorageRecovery(
+      {
+        stopGroups: () => this.stopGroups(),
+        reopenStorage: () => this.reopenStorage(),
+        startGroups: () => this.startGroups(),
+      },
+      this.clock,
+      options.onStorageRecovery,
+    );
     this.admin = new MemberAdmin(this);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
     this.mover = new ReplicaMover({
@@ -214,11 +238,28 @@ export class Member implements AccountsHost {
       });
       this.ownsStorage = true;
     }
+    // Sampled before any group starts: on a full volume, growth is refused from the first call.
+    await this.disk?.start();
     this.transport = options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
     const stored = await this.storageValue.groups();
+    this.metaValue = await this.startMeta(stored);
+    this.watchNode(META_GROUP, this.metaValue.node);
+    await this.startStoredReplicas(stored);
+    this.reconcile();
+    // Metadata applied while this member was not caught up (no known leader, entries still to
+    // apply) is acted on only by a later apply; a member just removed from the metadata group
+    // gets none, and kept its moved replica for good (issue 14, the replica-mover test). So the
+    // reconciliation also runs on a timer: it is idempotent and cheap.
+    this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
+    this.reconcileTimer.unref();
+  }
+
+  /** Starts the metadata group from storage (`stored`: the groups storage holds). */
+  private startMeta(stored: readonly string[]): Promise<MetaReplica> {
+    const options = this.options;
     const members = Object.keys(options.peers).sort();
-    this.metaValue = await MetaReplica.start({
+    return MetaReplica.start({
       memberId: this.id,
       storage: this.storageValue.group(META_GROUP),
       transport: this.transport,
@@ -231,15 +272,6 @@ export class Member implements AccountsHost {
       randomBytes: options.randomBytes ?? ((bytes) => cryptoRandomBytes(bytes)),
       onApplied: (command, result) => this.onMetaApplied(command, result),
     });
-    this.watchNode(META_GROUP, this.metaValue.node);
-    await this.startStoredReplicas(stored);
-    this.reconcile();
-    // Metadata applied while this member was not caught up (no known leader, entries still to
-    // apply) is acted on only by a later apply; a member just removed from the metadata group
-    // gets none, and kept its moved replica for good (issue 14, the replica-mover test). So the
-    // reconciliation also runs on a timer: it is idempotent and cheap.
-    this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
-    this.reconcileTimer.unref();
   }
 
   /**
@@ -293,10 +325,20 @@ export class Member implements AccountsHost {
     this.grpcTransport?.setPeers(this.peers);
   }
 
-  /** Reports a group's stop and the messages its node drops to the member's listeners. */
+  /**
+   * Reports a group's stop and the messages its node drops to the member's listeners. A stop on
+   * a storage failure (the disk full or failing) starts a recovery instead, when the storage can
+   * reopen: the member comes back in process once the disk does.
+   */
   private watchNode(group: string, node: RaftNode): void {
     const { onGroupFailure, onRaftRejected } = this.options;
-    if (onGroupFailure !== undefined) node.on('error', (error) => onGroupFailure(group, error));
+    node.on('error', (error) => {
+      if (isRecoverableStorageError(error) && this.storageValue.reopen !== undefined) {
+        this.recovery.trigger(group, error);
+      } else {
+        onGroupFailure?.(group, error);
+      }
+    });
     if (onRaftRejected !== undefined) {
       node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
     }
@@ -459,6 +501,8 @@ export class Member implements AccountsHost {
       meta: this.meta.status(),
       spools: [...this.replicas.values()].map((replica) => replica.status()),
       depths: this.depths(),
+      disk: this.disk?.status() ?? null,
+      storageRecovery: this.recovery.status(),
     };
   }
 
@@ -474,6 +518,11 @@ export class Member implements AccountsHost {
       out.push({ spool: name, delayed, visible, pending, failed, total, dataBytes });
     }
     return out;
+  }
+
+  /** The data volume's watermark, null when the member watches no disk. */
+  diskStatus(): DiskMonitorStatus | null {
+    return this.disk?.status() ?? null;
   }
 
   /**
@@ -518,6 +567,9 @@ export class Member implements AccountsHost {
     if (this.closing) return;
     this.closing = true;
     if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
+    this.disk?.close();
+    this.recovery.close();
+    await this.recovery.settled();
     const closed = unavailable(`member ${this.id} closed`);
     for (const waiter of this.readyWaiters) {
       clearTimeout(waiter.timer);
@@ -564,7 +616,9 @@ export class Member implements AccountsHost {
 
   /** Every local spool has a known (and, when it is this member, open) primary; secret known. */
   private isServiceReady(): boolean {
-    if (this.closing || this.lameDuck || this.codecs === null) return false;
+    if (this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering) {
+      return false;
+    }
     for (const replica of this.replicas.values()) {
       if (!replica.hasKnownPrimary()) return false;
     }
@@ -713,6 +767,7 @@ export class Member implements AccountsHost {
   private startReplica(spool: string, gen: number, bootstrap: readonly string[] | undefined): void {
     if (this.closing || this.replicas.has(spool) || this.starting.has(spool)) return;
     if (this.stopping.has(spool)) return; // reconciled again once stopped
+    if (this.groupsStopped) return; // a storage recovery starts them
     const options = this.options;
     const start = SpoolReplica.start({
       name: spool,
@@ -756,6 +811,45 @@ export class Member implements AccountsHost {
     this.starting.set(spool, start);
   }
 
+  // ---- Storage recovery (storage-recovery.ts) -----------------------------------------------
+
+  /** Closes every group; the closed metadata replica stays readable until its successor runs. */
+  private async stopGroups(): Promise<void> {
+    this.groupsStopped = true;
+    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
+    const replicas = [...this.replicas.values()];
+    this.replicas.clear();
+    await Promise.all(replicas.map((replica) => replica.close()));
+    await this.metaValue?.close();
+  }
+
+  private async reopenStorage(): Promise<void> {
+    if (this.closing) return;
+    await this.storageValue.reopen!();
+  }
+
+  /**
+   * Starts the metadata group, then the stored spool groups, from what storage holds now. The
+   * new metadata replica takes over once it has applied what its log says is committed, so the
+   * accounts and keys the gateway checks never go back to an older table meanwhile.
+   */
+  private async startGroups(): Promise<void> {
+    if (this.closing) return;
+    const stored = await this.storageValue.groups();
+    const meta = await this.startMeta(stored);
+    // Watched at once: a node that fails while catching up makes the recovery run again.
+    this.watchNode(META_GROUP, meta.node);
+    await appliedCommitted(meta.node);
+    if (this.closing) {
+      await meta.close();
+      return;
+    }
+    this.metaValue = meta;
+    this.groupsStopped = false;
+    await this.startStoredReplicas(stored);
+    this.onMetaApplied(null, null);
+  }
+
   /** The spool was deleted, recreated or moved away: stop its replica and drop its storage. */
   private stopReplica(spool: string): void {
     const replica = this.replicas.get(spool);
@@ -774,6 +868,34 @@ export class Member implements AccountsHost {
       });
     this.stopping.set(spool, stop);
   }
+}
+
+/** Turns a freshly started node may take to apply the entries its log holds as committed. */
+const CATCH_UP_TURNS_MAX = 1_000;
+
+/**
+ * Resolves once `node` has applied every entry it loaded as committed (its first turns do), or
+ * after CATCH_UP_TURNS_MAX turns (a node that cannot apply is then judged by its own status).
+ */
+async function appliedCommitted(node: RaftNode): Promise<void> {
+  const target = node.status().commitIndex;
+  for (let turn = 0; turn < CATCH_UP_TURNS_MAX; turn++) {
+    if (node.status().appliedIndex >= target) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The watermark of the data volume: of `dataDir`, or of an injected probe; else none. */
+function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null {
+  const probe =
+    options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
+  if (probe === undefined) return null;
+  return new DiskMonitor({
+    probe,
+    clock,
+    ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
+    ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
+  });
 }
 
 /** Whether two plans set the same limits. */

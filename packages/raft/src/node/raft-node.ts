@@ -29,6 +29,7 @@ import {
   type Snapshot,
   type StorageDamage,
 } from '../types.js';
+import { asStorageError } from '../storage/storage-error.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options.js';
 import { RaftError } from './raft-error.js';
 import type { SnapshotWork } from './state-machine.js';
@@ -68,7 +69,10 @@ export interface RaftNodeEvents {
   'config-change': [change: ConfChange | null, config: ClusterConfig];
   /** This member's removal from the group was applied. */
   removed: [];
-  /** The node stopped on an unexpected error (storage failure or a bug); it is closed. */
+  /**
+   * The node stopped on an unexpected error; it is closed. A StorageError `io` or `busy`
+   * (isRecoverableStorageError) is the disk's; anything else is a bug.
+   */
   error: [error: Error];
   /** A message from the network was dropped: it contradicts what this node holds. */
   rejected: [rejection: { from: NodeId; type: MessageType; reason: string }];
@@ -431,7 +435,7 @@ export class RaftNode {
     }
     this.persistTail = Promise.all(writes).then(
       () => this.onPersisted(ready),
-      (error: unknown) => this.fail(error),
+      (error: unknown) => this.fail(asStorageError(error)),
     );
   }
 
@@ -581,7 +585,7 @@ export class RaftNode {
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
     const write = this.opts.storage.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
-      this.fail(error),
+      this.fail(asStorageError(error)),
     );
   }
 
@@ -702,7 +706,14 @@ export class RaftNode {
     this.events.emit(event, ...args);
   }
 
-  /** Fail-stop: an unexpected error (storage, or a bug caught by an assertion) closes the node. */
+  /**
+   * Fail-stop: an unexpected error (storage, or a bug caught by an assertion) closes the node.
+   * Proposals waiting for a commit are rejected `closed` (their outcome is unknown: a failed
+   * write may or may not have reached the disk). A storage failure (StorageError `io`: the
+   * disk was full or failed) is reported as such, so the owner can reopen the storage and start
+   * the group again from what the disk holds (see StorageEngine.reopen); this node never
+   * writes again, because its in-memory log was planned against a write that may not exist.
+   */
   private fail(error: unknown): void {
     if (this.closed) return;
     void this.close();

@@ -62,6 +62,19 @@ export interface LevelStorageOptions {
   readonly writeBufferBytes?: number;
   /** Told about every torn tail load drops (also counted in `stats().tornEntriesDropped`). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /**
+   * Test hook: asked before each batch write and each reopen. A fault fails the write as the
+   * medium would (ENOSPC, EIO): before anything is written, or, when `written`, after the batch
+   * was written and synced (a failure reported for a write that reached the disk). A reopen
+   * fails before it closes anything (LevelDB's open writes a table, a log and a manifest).
+   */
+  readonly writeFault?: () => WriteFault | null;
+}
+
+/** A failure the `writeFault` hook injects into one batch write. */
+export interface WriteFault {
+  readonly error: Error;
+  readonly written: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -89,14 +102,19 @@ export class LevelStorageEngine implements StorageEngine {
   private constructor(
     readonly directory: string,
     private readonly db: Db,
-    options: LevelStorageOptions,
+    private readonly options: LevelStorageOptions,
   ) {
     const pendingBytesMax = options.pendingBytesMax ?? 64 * 1024 * 1024;
     const batchBytesMax = Math.min(options.batchBytesMax ?? 16 * 1024 * 1024, pendingBytesMax);
     this.commit = new GroupCommit<Batch>(
       {
         create: () => db.batch(),
-        write: (batch, sync) => batch.write({ sync }),
+        write: async (batch, sync) => {
+          const fault = options.writeFault?.() ?? null;
+          if (fault !== null && !fault.written) throw fault.error;
+          await batch.write({ sync });
+          if (fault !== null) throw fault.error;
+        },
         discard: (batch) => void batch.close().catch(() => undefined),
       },
       { pendingBytesMax, batchBytesMax, autoFlush: true, nowMs: () => performance.now() },
@@ -160,6 +178,37 @@ export class LevelStorageEngine implements StorageEngine {
 
   stats(): StorageStats {
     return this.commit.stats.snapshot(this.commit.pendingBytes, this.commit.pendingCalls);
+  }
+
+  /** The error every write is refused with since a write failed, else null. */
+  failure(): StorageError | null {
+    return this.commit.failed;
+  }
+
+  /**
+   * Writable again after a failed write, by closing and reopening LevelDB (see
+   * StorageEngine.reopen). Why reopen rather than retry: after a failed write or fsync nobody
+   * knows what the log file holds (the batch may be whole, torn or absent; after a failed
+   * fsync the kernel may have dropped the dirty pages while reads still return them), and
+   * LevelDB itself refuses every write once a sync failed. Opening replays its log and writes
+   * what it recovers into a new table and a new manifest, both fsynced (with the directory)
+   * before open() resolves, so whatever load() reads afterwards is durable, whether or not the
+   * failed batch is among it. Each group then plans its writes against that, never against
+   * the in-memory plan made before the failure. Rejects while the disk still refuses (open
+   * writes a table, a log and a manifest), leaving the engine refusing writes.
+   */
+  async reopen(): Promise<void> {
+    this.context.check();
+    const fault = this.options.writeFault?.() ?? null;
+    if (fault !== null) throw fault.error;
+    const handles = [...this.handles.values()];
+    await Promise.all(handles.map((handle) => handle.recordsStaged()));
+    await this.commit.barrier().catch(() => undefined);
+    await Promise.all(handles.map((handle) => handle.coveredDropped()));
+    await this.db.close();
+    await this.db.open();
+    this.commit.reset();
+    for (const handle of handles) handle.forget();
   }
 }
 
@@ -294,6 +343,17 @@ class LevelGroupStorage implements GroupStorage {
       this.snapshotFile = null;
       await this.context.files.removeGroup(this.group);
     });
+  }
+
+  /**
+   * Forgets what the group planned against (the engine was reopened): the next call must be
+   * load(), which reads the group again; a write before it fails an assertion.
+   */
+  forget(): void {
+    assert(!this.gate.busy, `group ${this.group}: reopened while a call is running`);
+    this.span = null;
+    this.lastHardState = EMPTY_HARD_STATE;
+    this.snapshotFile = null;
   }
 
   /** Settles once every snapshot record asked for so far is staged (or failed). */
