@@ -9,6 +9,7 @@
 
 import type { ApplyResult, Command } from './commands.js';
 import type { GoneReason, MqError } from './errors.js';
+import * as handOff from './hand-off.js';
 import type { Message } from './message.js';
 import { PAYLOAD_MISSING, type PayloadStore } from './payload-store.js';
 import { DEFAULT_PLAN, type Plan } from './plan.js';
@@ -82,6 +83,16 @@ export class SpoolEngine {
   /** Opens the spool as a new primary at `nowMs` (see primary.openPrimary). */
   openPrimary(nowMs: number): void {
     primary.openPrimary(this.state, this.state.readTime(nowMs));
+  }
+
+  /** The leases this primary holds, for a planned hand-off (see hand-off.outstandingLeases). */
+  outstandingLeases(): handOff.HandedOffLease[] {
+    return handOff.outstandingLeases(this.state);
+  }
+
+  /** Takes over a previous primary's leases right after opening (see hand-off.adoptLeases). */
+  adoptLeases<L extends handOff.HandedOffLease>(leases: readonly L[], nowMs: number): L[] {
+    return handOff.adoptLeases(this.state, leases, this.state.readTime(nowMs));
   }
 
   /** Leases the first visible message (see primary.receive). */

@@ -19,6 +19,7 @@ export { decodeSnapshot } from './snapshot.js';
 export { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
 export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
 export { RATE_LIMITED, type ReceiveOutcome } from './primary.js';
+export type { HandedOffLease } from './hand-off.js';
 export type { QueueSelection, QueuePage, MessageSelection, MessagePage } from './reads.js';
 export { SpoolState } from './spool-state.js';
 export { SpoolEngine } from './engine.js';

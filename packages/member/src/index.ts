@@ -82,6 +82,12 @@ export { MetaCodecError } from './cluster/meta-bytes.js';
 export { placeReplicas, REPLICAS_PER_SPOOL_DEFAULT } from './cluster/placement.js';
 export { type RaftTuning } from './cluster/raft-tuning.js';
 export {
+  type GroupHandOff,
+  type HandOffReport,
+  HAND_OFF_TIMEOUT_MS_DEFAULT,
+  handOffGroups,
+} from './cluster/lame-duck.js';
+export {
   StorageRecovery,
   type RecoveryEvent,
   type RecoveryTarget,

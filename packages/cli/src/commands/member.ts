@@ -29,6 +29,7 @@ import {
 } from '../listener-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
+import { HAND_OFF_FLAGS, HAND_OFF_USAGE, handOffBeforeStop, handOffOf } from '../hand-off.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
 import type { SpoolService } from '@spoolmq/engine';
@@ -82,6 +83,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly join: boolean;
   /** The gRPC links' certificates, or the explicit choice to run without TLS. */
   readonly clusterTls: ClusterTlsChoice;
+  /** Bound of the hand-off of this member's primaries before it stops (0: none). */
+  readonly handOffSeconds: number;
   /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
   readonly diskReserveBytes?: number;
 }
@@ -100,7 +103,11 @@ export interface MemberHandle {
   readonly ready: Promise<void>;
   /** Resolves with the name of the first Raft group that stopped on its own state. */
   readonly failed: Promise<string>;
-  /** Graceful stop: HTTP first (long polls answer 204), the gateway's links, the member. */
+  /**
+   * Graceful stop: the member hands its primaries over (lame duck, within --hand-off-seconds;
+   * the API keeps answering meanwhile), then HTTP stops (long polls answer 204), the gateway's
+   * links, the member.
+   */
   close(): Promise<void>;
 }
 
@@ -110,7 +117,8 @@ const USAGE = `Usage: mq member --id ID --peers ID=HOST:PORT,... [--listen HOST:
 Runs one cluster member. Its gRPC port (Raft and the member service) is --listen; its HTTP port
 serves /healthz, /readyz, /metrics and the /v1 API (forwarded to each spool's primary).
 A member with empty storage founds the cluster with --peers as its members; afterwards the
-membership comes from storage. Stops gracefully on SIGINT or SIGTERM.
+membership comes from storage. Stops gracefully on SIGINT or SIGTERM: first hands the
+primaries it holds, with their leases, to its peers (--hand-off-seconds).
 
 Options:
   --id ID             This member's id, a key of --peers. Env MQ_ID. Required.
@@ -123,6 +131,7 @@ Options:
   --join              With empty storage, join an existing cluster instead of founding one:
                       wait to be added with \`mq admin members add ID HOST:PORT\`. --peers must
                       name this member and the existing ones.
+${HAND_OFF_USAGE}
 ${ADMIN_USAGE}
 ${TLS_USAGE}
 ${LISTENER_USAGE}
@@ -155,6 +164,7 @@ export function parseMemberArgs(
     ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
     ...CLUSTER_TLS_FLAGS,
+    ...HAND_OFF_FLAGS,
     ...DISK_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -181,6 +191,7 @@ export function parseMemberArgs(
     dataDir,
     join: flags['join'] === true,
     clusterTls: clusterTlsOf(flags, env, 'mq member'),
+    ...handOffOf(flags, env),
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
     ...diskOf(flags, env),
@@ -282,8 +293,8 @@ export async function startMember(
   const stopHangup = reloadOnHangup([api, adminServer]);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= api
-      .close()
+    (closing ??= handOffBeforeStop(member, options.handOffSeconds, logger)
+      .then(() => api.close())
       .finally(stopHangup)
       .finally(stopOperatorLog)
       .finally(() => adminServer.close())

@@ -44,6 +44,7 @@ import {
   type AccountsHost,
   accountsServiceRegistration,
 } from '../rpc/accounts-rpc.js';
+import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { MemberAdmin } from './member-admin.js';
 import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
 import { hex, hostsReplica } from './meta-state.js';
@@ -167,6 +168,8 @@ export class Member implements AccountsHost {
   private codecs: ClusterCodecs | null = null;
   private grpcTransport: GrpcTransport | null = null;
   private closing = false;
+  /** Handing its groups over before stopping: not ready, opens no spool as primary. */
+  private lameDuck = false;
   private lastStartError: Error | null = null;
   /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
   private readonly disk: DiskMonitor | null;
@@ -564,6 +567,29 @@ export class Member implements AccountsHost {
   }
 
   /**
+   * Graceful hand-off before `close` (lame duck): from now on the member is not ready and opens
+   * no spool as primary; every group it leads is handed to an up-to-date peer, spools with their
+   * leases (lame-duck.ts), within `timeoutMs` in all. Resolves with what moved; never rejects.
+   * A single member, or one whose peers are all gone, has nobody to hand over to.
+   */
+  async handOff(timeoutMs?: number): Promise<HandOffReport> {
+    if (this.closing) return { groups: [], complete: true, elapsedMs: 0 };
+    this.lameDuck = true;
+    const groups: HandOffGroup[] = [];
+    for (const replica of this.replicas.values()) {
+      replica.enterLameDuck();
+      const handOver = (to: string): Promise<void> => replica.handOff(to);
+      groups.push({ group: replica.group, node: replica.node, handOver });
+    }
+    const meta = this.metaValue;
+    if (meta !== null) {
+      const handOver = (to: string): Promise<void> => meta.node.transferLeadership(to);
+      groups.push({ group: META_GROUP, node: meta.node, handOver });
+    }
+    return handOffGroups(this.id, groups, timeoutMs);
+  }
+
+  /**
    * Stops every group (long polls end, calls answer unavailable), then the transport, then the
    * storage when the member opened it. Idempotent.
    */
@@ -620,7 +646,9 @@ export class Member implements AccountsHost {
 
   /** Every local spool has a known (and, when it is this member, open) primary; secret known. */
   private isServiceReady(): boolean {
-    if (this.closing || this.codecs === null || this.recovery.recovering) return false;
+    if (this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering) {
+      return false;
+    }
     for (const replica of this.replicas.values()) {
       if (!replica.hasKnownPrimary()) return false;
     }
@@ -802,6 +830,7 @@ export class Member implements AccountsHost {
           return;
         }
         this.replicas.set(spool, replica);
+        if (this.lameDuck) replica.enterLameDuck();
         this.watchNode(replica.group, replica.node);
         if (this.codecs !== null) replica.provideCodecs(this.codecs);
         this.reconcile();

@@ -6,6 +6,10 @@
 // startedAt moves, counters restart) with tokens carrying the Raft term. Losing leadership closes
 // the host at once: long polls answer null, later calls answer unavailable, proposals in flight
 // get their errors from Raft. Primary-local engine state is rebuilt by the next opening.
+//
+// A planned hand-off (`handOff`, the member's lame duck) keeps the leases: the primary stops
+// serving, logs the leases it holds (hand-off-record.ts), then transfers its leadership; the next
+// primary opens with them when that record is the last thing before its barrier.
 
 import {
   type ApplyResult,
@@ -34,6 +38,7 @@ import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replic
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
 import { PayloadFetcher, parseFetchItems, servePayloadChunks } from './payload-fetch.js';
+import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
 
@@ -142,6 +147,14 @@ export class SpoolReplica implements StateMachine {
   /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
   private readonly checkpoints = new WeakMap<Uint8Array, number>();
   private readonly fetcher: PayloadFetcher;
+  /** Which hand-off record, if any, the next opening takes over. */
+  private readonly handOffs = new HandOffTracker();
+  /** The member is stopping: this replica never opens as primary again. */
+  private lameDuck = false;
+  /** The member this replica is handing its leadership to (the hint for callers meanwhile). */
+  private heir: string | null = null;
+  /** The lease record of a hand-off in progress, until it is committed. */
+  private unsentRecord: Uint8Array[] | null = null;
 
   private constructor(options: SpoolReplicaOptions, payloads: ReplicaPayloadStore) {
     this.options = options;
@@ -244,10 +257,21 @@ export class SpoolReplica implements StateMachine {
 
   // ---- StateMachine ------------------------------------------------------------------------
 
-  /** Applies a committed entry: barrier -> null; command -> the engine's ApplyResult. */
+  /**
+   * Applies a committed entry: barrier or hand-off record -> null (noted for the next opening);
+   * command -> the engine's ApplyResult.
+   */
   apply(entry: AppliedEntry): ApplyResult | null {
     const data = entry.data;
-    if (isBarrier(data)) return null;
+    if (isBarrier(data)) {
+      this.handOffs.barrierApplied(entry.index);
+      return null;
+    }
+    if (isHandOffRecord(data)) {
+      this.handOffs.recordApplied(data);
+      return null;
+    }
+    this.handOffs.commandApplied();
     return this.engineValue.apply(entryCommand(owned(data)), entryTimeMs(data));
   }
 
@@ -293,6 +317,7 @@ export class SpoolReplica implements StateMachine {
       this.payloads.retireAll();
       this.checkpoints.set(data, this.payloads.checkpoint());
     }
+    this.handOffs.reset();
     this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan, this.payloads);
     this.restores++;
     if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
@@ -315,7 +340,9 @@ export class SpoolReplica implements StateMachine {
     }
     const host = this.host;
     if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) return host;
-    throw notPrimary(this.name, node.leaderId());
+    // While handing over, the heir is where the spool is about to be served.
+    const hint = this.heir !== null && node.isLeader() ? this.heir : node.leaderId();
+    throw notPrimary(this.name, hint);
   }
 
   /** The member believed to lead the group (null when none is known). */
@@ -352,6 +379,40 @@ export class SpoolReplica implements StateMachine {
       restores: this.restores,
       failure: this.failure?.message ?? null,
     };
+  }
+
+  /** The member is stopping: never open as primary again (a hand-off may follow). */
+  enterLameDuck(): void {
+    this.lameDuck = true;
+  }
+
+  /**
+   * Planned hand-off of the spool's leadership to voter `to`: stops serving at once (no lease
+   * changes from here on), logs the leases held (once; again on a retry until it commits), then
+   * transfers the leadership. Resolves once `to` leads; rejects as RaftNode.propose and
+   * transferLeadership do (the replica stays stepped down: the member is stopping).
+   *
+   * Two primaries never hand out one message: this host stops before the record is proposed;
+   * the next primary opens only once its barrier, after the record, is applied; and it takes
+   * over exactly the recorded leases that no later command settled.
+   */
+  async handOff(to: string): Promise<void> {
+    const node = this.node;
+    this.lameDuck = true;
+    this.heir = to;
+    const host = this.host;
+    const log = this.log;
+    if (host !== null && log !== null && node.isLeader() && node.term() === log.term) {
+      const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+      this.unsentRecord = encodeHandOff(atMs, log.term, host.outstandingLeases());
+    }
+    this.stepDown();
+    const record = this.unsentRecord;
+    if (record !== null) {
+      await Promise.all(record.map((part) => node.propose(part)));
+      this.unsentRecord = null;
+    }
+    await node.transferLeadership(to);
   }
 
   /** Stops serving, leaves the router and closes the node (storage stays, it is shared). */
@@ -391,7 +452,11 @@ export class SpoolReplica implements StateMachine {
 
   private onLeaderChange(leaderId: string | null, term: number): void {
     const self = this.options.memberId;
-    if (this.log !== null && (leaderId !== self || term !== this.log.term)) this.stepDown();
+    if (this.log !== null && (leaderId !== self || term !== this.log.term)) {
+      // Kept in case this member wins the leadership back with nobody serving in between.
+      this.handOffs.rememberOwn(this.host!.outstandingLeases());
+      this.stepDown();
+    }
     if (leaderId === self) this.beginOpening(term);
     this.options.onChange?.();
   }
@@ -405,22 +470,33 @@ export class SpoolReplica implements StateMachine {
   /** Proposes the barrier of `term`; the host opens once it is applied. */
   private beginOpening(term: number): void {
     const node = this.nodeValue;
-    if (this.closed || node === null || this.codecs === null) return;
+    if (this.closed || this.lameDuck || node === null || this.codecs === null) return;
     if (this.openingTerm === term || this.log?.term === term) return;
     this.openingTerm = term;
     const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
     node.propose(encodeBarrier(atMs)).then(
-      () => this.openIfLeading(term),
+      (proposed) => this.openIfLeading(term, proposed.index),
       () => this.barrierFailed(term),
     );
   }
 
-  private openIfLeading(term: number): void {
+  /**
+   * Opens the host once the barrier of `term` (at `barrierIndex`) is applied. startedAt moves
+   * and the counters restart here even after a planned hand-off: the interface defines
+   * startedAt as the spool's last opening on its serving member, and the counters are the
+   * serving member's (its predecessor's stopped with it); only the leases carry over.
+   */
+  private openIfLeading(term: number, barrierIndex: number): void {
     if (this.openingTerm === term) this.openingTerm = 0;
     const node = this.node;
-    if (this.closed || this.host !== null || this.codecs === null) return;
-    if (!node.isLeader() || node.term() !== term) return;
-    const { tokens, cursors, patterns } = this.codecs;
+    const opens = !this.closed && !this.lameDuck && this.host === null && this.codecs !== null;
+    if (!opens || !node.isLeader() || node.term() !== term) {
+      // Not opening at this barrier: what it would have taken over waits for the next one.
+      if (this.host === null) this.handOffs.carry(barrierIndex);
+      return;
+    }
+    const codecs = this.codecs!; // `opens` checked it
+    const { tokens, cursors, patterns } = codecs;
     const engine = this.engineValue;
     const log = new RaftCommandLog(this.name, node, term, this.clock, engine.state.lastAppliedAtMs);
     const host = new SpoolHost({
@@ -439,7 +515,7 @@ export class SpoolReplica implements StateMachine {
     });
     this.log = log;
     this.host = host;
-    host.openPrimary();
+    host.openPrimary(this.handOffs.take(barrierIndex));
     this.openings++;
     this.options.onChange?.();
   }
