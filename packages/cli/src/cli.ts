@@ -1,8 +1,8 @@
 // Dispatch of `mq <command> [flags]`: global flags (--help, --version), then the command table.
 // Usage errors print the relevant usage to stderr and give exit status 2.
 
-import type { Command, CommandContext } from './command.js';
-import { COMMANDS } from './command-table.js';
+import type { CommandContext } from './command.js';
+import { COMMANDS, type CommandEntry } from './command-table.js';
 import { EXIT_USAGE, UsageError } from './usage-error.js';
 import { cliVersion } from './version.js';
 
@@ -12,7 +12,9 @@ export interface CliIo extends CommandContext {
 }
 
 /** The general usage: the command list. */
-export function generalUsage(commands: ReadonlyMap<string, Command> = COMMANDS): string {
+export function generalUsage(
+  commands: ReadonlyMap<string, Pick<CommandEntry, 'name' | 'summary'>> = COMMANDS,
+): string {
   const width = Math.max(...[...commands.keys(), 'help'].map((name) => name.length));
   const lines = [...commands.values()].map(
     (command) => `  ${command.name.padEnd(width)}  ${command.summary}`,
@@ -45,8 +47,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   if (name === '--help' || name === '-h' || name === 'help') return help(rest, io);
-  const command = COMMANDS.get(name);
-  if (command === undefined) return usageError(`unknown command '${name}'`, generalUsage(), io);
+  const entry = COMMANDS.get(name);
+  if (entry === undefined) return usageError(`unknown command '${name}'`, generalUsage(), io);
+  const command = await entry.load();
   try {
     return await command.run(rest, io);
   } catch (error) {
@@ -55,17 +58,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-function help(argv: readonly string[], io: CliIo): number {
+async function help(argv: readonly string[], io: CliIo): Promise<number> {
   const [topic, ...extra] = argv;
   if (topic === undefined) {
     io.out(`${generalUsage()}\n`);
     return 0;
   }
-  const command = COMMANDS.get(topic);
-  if (command === undefined || extra.length > 0) {
+  const entry = COMMANDS.get(topic);
+  if (entry === undefined || extra.length > 0) {
     return usageError(`no help for '${argv.join(' ')}'`, generalUsage(), io);
   }
-  io.out(`${command.usage}\n`);
+  io.out(`${(await entry.load()).usage}\n`);
   return 0;
 }
 

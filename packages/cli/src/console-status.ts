@@ -5,7 +5,7 @@
 import { type AdminAppOptions, renderQueueMetrics } from '@spoolmq/gateway';
 import type { Member, MemberStatus } from '@spoolmq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
-import { renderMemberGroupMetrics } from './status-metrics.js';
+import { renderMemberDiskMetrics, renderMemberGroupMetrics } from './status-metrics.js';
 
 export interface GroupStatusJson {
   readonly group: string;
@@ -88,6 +88,7 @@ export function memberConsoleOptions(
     // groups and replicas, then the per-queue families.
     metrics: async () =>
       renderMemberGroupMetrics(member.status()) +
+      renderMemberDiskMetrics(member.status()) +
       (await renderQueueMetrics(
         member.service,
         member.status().depths.map((depth) => depth.spool),

@@ -1,9 +1,13 @@
 // What `mq member` and `mq serve` do when one of their Raft groups stops on its own state (a
-// storage failure, a broken invariant): the group serves nothing more in this process, so the
-// process logs the group at error level, stops gracefully and exits with EXIT_GROUP_FAILED for
-// its supervisor (systemd, Kubernetes) to restart it; /readyz answers 503 meanwhile. Messages
-// from peers that contradict the member's log are dropped and logged, never fatal.
+// broken invariant): the group serves nothing more in this process, so the process logs the
+// group at error level, stops gracefully and exits with EXIT_GROUP_FAILED for its supervisor
+// (systemd, Kubernetes) to restart it; /readyz answers 503 meanwhile. A storage failure (a write
+// refused: the disk full or failing) is not fatal: the member recovers in process once the disk
+// does, and each step is logged here. Messages from peers that contradict the member's log are
+// dropped and logged, never fatal.
 
+import type { RecoveryEvent } from '@spoolmq/member';
+import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
 /** Exit status of a member whose Raft group stopped (EX_SOFTWARE). */
@@ -14,6 +18,8 @@ export interface GroupFailureWatch {
   readonly hooks: {
     readonly onGroupFailure: (group: string, error: Error) => void;
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
+    readonly onTornTail: (report: TornTailReport) => void;
+    readonly onStorageRecovery: (event: RecoveryEvent) => void;
   };
   /** Resolves with the first failed group's name. */
   readonly failed: Promise<string>;
@@ -32,8 +38,52 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       onRaftRejected: (group, from, reason) => {
         logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
       },
+      onTornTail: (report) => logTornTail(logger, report),
+      onStorageRecovery: (event) => logRecovery(logger, event),
     },
   };
+}
+
+/** One line for entries dropped on load: bad bytes at error level, a stale tail at warn. */
+function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
+  const { group, firstDroppedIndex: from, droppedEntries: count, reason } = report;
+  if (reason === 'checksum') {
+    logger?.error(
+      { group, from, count, reason },
+      `raft group ${group}: ${count} stored entries from index ${from} failed their checksum ` +
+        '(bad bytes on disk) and were dropped; this replica votes as if it still held them ' +
+        'until a peer has repaired them (mq_member_raft_storage_damaged); a group without ' +
+        'peers has lost them',
+    );
+  } else {
+    logger?.warn({ group, from, count, reason }, `raft group ${group}: dropped a stale log tail`);
+  }
+}
+
+/** One line per step of a storage recovery: its start and retries (error), its end (info). */
+function logRecovery(logger: Logger | undefined, event: RecoveryEvent): void {
+  const fields = { event: `storage_recovery_${event.kind}` };
+  switch (event.kind) {
+    case 'started':
+      logger?.error(
+        { ...fields, group: event.group, err: event.error },
+        `storage write failed (${event.error.message}): every group stops and starts again ` +
+          'from disk once the storage reopens; calls answer 503 meanwhile',
+      );
+      return;
+    case 'retrying':
+      logger?.error(
+        { ...fields, attempt: event.attempt, err: event.error },
+        `storage still failing (${event.error.message}); retrying`,
+      );
+      return;
+    case 'recovered':
+      logger?.info(
+        { ...fields, attempts: event.attempts, downMs: event.downMs },
+        `storage recovered after ${event.downMs} ms (${event.attempts} attempts); serving again`,
+      );
+      return;
+  }
 }
 
 /**

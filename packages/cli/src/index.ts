@@ -1,7 +1,7 @@
 export { runCli, generalUsage } from './cli.js';
 export type { CliIo } from './cli.js';
 export type { Command, CommandContext } from './command.js';
-export { COMMANDS } from './command-table.js';
+export { COMMANDS, type CommandEntry } from './command-table.js';
 export { UsageError, EXIT_USAGE } from './usage-error.js';
 export { parseFlags, parsePort, parseHost } from './args.js';
 export { createLogger } from './logger.js';

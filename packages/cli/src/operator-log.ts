@@ -1,7 +1,8 @@
 // The operator's log: one info line per thing an on-call person acts on — a group's leader (a
 // spool's primary) moving or lost, an election that kept its leader, this member opening or
 // closing a spool as primary, members joining or leaving the metadata group, spool replicas
-// added to or removed from this member, a replica stopping on a storage failure. A pure diff of
+// added to or removed from this member, a replica stopping on a storage failure, the disk alarm
+// raised or cleared (growth refused with 507 storage_full meanwhile). A pure diff of
 // two Member.status() snapshots; the shell samples status on an interval (no member.ts hook).
 
 import type { MemberStatus } from '@spoolmq/member';
@@ -109,9 +110,39 @@ function membershipEvents(before: MemberStatus, after: MemberStatus): OperatorEv
   return out;
 }
 
+/**
+ * The disk alarm's changes. `raisedTotal` also catches an alarm raised and cleared between two
+ * samples, which the alarm flag alone would miss.
+ */
+function diskEvents(before: MemberStatus, after: MemberStatus): OperatorEvent[] {
+  const was = before.disk ?? null;
+  const now = after.disk ?? null;
+  if (now === null) return [];
+  const member = after.id;
+  const raised = now.raisedTotal - (was?.raisedTotal ?? 0);
+  const fields = {
+    member,
+    freeBytes: now.freeBytes,
+    reserveBytes: now.reserveBytes,
+    clearBytes: now.clearBytes,
+  };
+  const out: OperatorEvent[] = [];
+  if (raised > 0) {
+    const message =
+      `disk alarm on ${member}: ${now.freeBytes ?? '?'} bytes free, below the reserve of ` +
+      `${now.reserveBytes ?? '?'}; sends and queue creation answer 507 storage_full`;
+    out.push(event('warn', { event: 'disk_alarm_raised', ...fields }, message));
+  }
+  if (!now.alarm && (raised > 0 || was?.alarm === true)) {
+    const message = `disk alarm on ${member} cleared: ${now.freeBytes ?? '?'} bytes free`;
+    out.push(event('info', { event: 'disk_alarm_cleared', ...fields }, message));
+  }
+  return out;
+}
+
 /** What changed from `before` to `after` (two snapshots of one member), in a stable order. */
 export function operatorEvents(before: MemberStatus, after: MemberStatus): OperatorEvent[] {
-  const out = membershipEvents(before, after);
+  const out = [...membershipEvents(before, after), ...diskEvents(before, after)];
   const was = groupsOf(before);
   const now = groupsOf(after);
   for (const [group, g] of now) {

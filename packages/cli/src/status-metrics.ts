@@ -12,7 +12,7 @@ import {
   type MetricType,
   type RemoteServiceMetrics,
 } from '@spoolmq/gateway';
-import type { MemberStatus, SpoolReplicaStatus } from '@spoolmq/member';
+import type { DiskMonitorStatus, MemberStatus, SpoolReplicaStatus } from '@spoolmq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
 
 interface GroupRow {
@@ -24,6 +24,7 @@ interface GroupRow {
   readonly appliedIndex: number;
   readonly lastIndex: number;
   readonly snapshotIndex: number;
+  readonly storageDamage: unknown;
 }
 
 /** Per-group gauges: name, help, value. */
@@ -33,6 +34,11 @@ const GROUP_GAUGES: readonly (readonly [string, string, (row: GroupRow) => numbe
   ['mq_member_raft_applied_index', 'Highest log index applied here.', (row) => row.appliedIndex],
   ['mq_member_raft_last_index', 'Last log index stored here.', (row) => row.lastIndex],
   ['mq_member_raft_snapshot_index', 'Index of the latest snapshot.', (row) => row.snapshotIndex],
+  [
+    'mq_member_raft_storage_damaged',
+    'Entries lost to bad bytes here, awaiting repair from a peer (1) or none (0).',
+    (row) => (row.storageDamage !== null ? 1 : 0),
+  ],
 ];
 
 /** Per-spool-replica metrics: name, type, help, value. */
@@ -113,6 +119,7 @@ export function renderMemberProcessMetrics(
     self,
     s.initialized,
   ]);
+  addDiskFamilies(out, status);
   if (storage !== null) {
     for (const [name, type, help, value] of STORAGE_METRICS) {
       out.add(name, type, help, [storage], (s) => [self, value(s)]);
@@ -126,6 +133,65 @@ export function renderMemberProcessMetrics(
       storage.fsyncMsTotal / 1000,
     );
   }
+  return out.text();
+}
+
+/** Disk watermark metrics of a member that watches its data volume (none otherwise). */
+const DISK_METRICS: readonly (readonly [
+  string,
+  MetricType,
+  string,
+  (disk: DiskMonitorStatus) => number | boolean | null,
+])[] = [
+  [
+    'mq_member_disk_alarm',
+    'gauge',
+    'Free space is below the reserve: growth refused (507).',
+    (d) => d.alarm,
+  ],
+  [
+    'mq_member_disk_free_bytes',
+    'gauge',
+    'Free bytes on the data volume (latest sample).',
+    (d) => d.freeBytes,
+  ],
+  [
+    'mq_member_disk_reserve_bytes',
+    'gauge',
+    'Free bytes below which growth is refused.',
+    (d) => d.reserveBytes,
+  ],
+  ['mq_member_disk_alarms_total', 'counter', 'Times the disk alarm was raised.', (d) => d.raisedTotal],
+  [
+    'mq_member_disk_refused_total',
+    'counter',
+    'Calls refused with 507 storage_full.',
+    (d) => d.refusedTotal,
+  ],
+  [
+    'mq_member_disk_probe_errors_total',
+    'counter',
+    'Failed samples of the data volume.',
+    (d) => d.probeErrorsTotal,
+  ],
+];
+
+function addDiskFamilies(out: Families, status: MemberStatus): void {
+  const disk = status.disk ?? null;
+  if (disk === null) return;
+  const self = { member: status.id };
+  for (const [name, type, help, value] of DISK_METRICS) {
+    out.add(name, type, help, [disk], (d) => {
+      const shown = value(d);
+      return shown === null ? null : [self, shown];
+    });
+  }
+}
+
+/** The disk watermark of a member (for the admin listener's /metrics; public /metrics has it). */
+export function renderMemberDiskMetrics(status: MemberStatus): string {
+  const out = new Families();
+  addDiskFamilies(out, status);
   return out.text();
 }
 

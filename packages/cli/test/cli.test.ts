@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT_USAGE, cliVersion, runCli } from '../src/index.js';
+import { COMMANDS, EXIT_USAGE, cliVersion, runCli } from '../src/index.js';
 import { captureIo } from './io.js';
 
 describe('runCli', () => {
+  it('lists each command with its own name and summary, loading it only to run it', async () => {
+    for (const [name, entry] of COMMANDS) {
+      const command = await entry.load();
+      expect([command.name, command.summary]).toEqual([name, entry.summary]);
+    }
+  });
+
   it('prints the version', async () => {
     const c = captureIo();
     expect(await runCli(['--version'], c.io)).toBe(0);

@@ -24,6 +24,37 @@ describe('a Raft group that stops on its own state', () => {
     expect(await untilShutdownOrFailure(shutdown.signal, new Promise(() => undefined), c.io.logger)).toBe(0);
   });
 
+  it('logs entries dropped for bad bytes at error level, a stale tail at warn', () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    const report = { group: 'spool:a/q#1', firstDroppedIndex: 6, droppedEntries: 3 };
+    watch.hooks.onTornTail({ ...report, reason: 'checksum' });
+    watch.hooks.onTornTail({ ...report, reason: 'gap' });
+    expect(c.logs.map((record) => [record['level'], record['group'], record['count']])).toEqual([
+      [50, 'spool:a/q#1', 3],
+      [40, 'spool:a/q#1', 3],
+    ]);
+    expect(String(c.logs[0]!['msg'])).toMatch(/failed their checksum .* repaired/);
+  });
+
+  it('logs a storage recovery (start and retries at error level, the end at info), never exits', async () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    const error = new Error('raft storage: batch write failed: ENOSPC');
+    watch.hooks.onStorageRecovery({ kind: 'started', group: 'spool:a/default#1', error });
+    watch.hooks.onStorageRecovery({ kind: 'retrying', attempt: 1, error });
+    watch.hooks.onStorageRecovery({ kind: 'recovered', attempts: 2, downMs: 1500 });
+    expect(c.logs.map((record) => [record['level'], record['event']])).toEqual([
+      [50, 'storage_recovery_started'],
+      [50, 'storage_recovery_retrying'],
+      [30, 'storage_recovery_recovered'],
+    ]);
+    expect(c.logs[2]!['msg']).toBe('storage recovered after 1500 ms (2 attempts); serving again');
+    const shutdown = new AbortController();
+    setImmediate(() => shutdown.abort());
+    expect(await untilShutdownOrFailure(shutdown.signal, watch.failed, c.io.logger)).toBe(0);
+  });
+
   it('makes mq serve unready and reports the group for the exit', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'mq-group-failure-'));
     const admin = { adminHost: '127.0.0.1', adminPort: 0, adminTokenFile: null, adminToken: 'a'.repeat(32) };

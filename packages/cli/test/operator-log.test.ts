@@ -82,4 +82,23 @@ describe('operator log', () => {
     ]);
     expect(events).toEqual([['error', 'replica_failed', 'EIO']]);
   });
+
+  it('logs the disk alarm raised (warn) and cleared (info), also both between two samples', () => {
+    const disk = (alarm: boolean, raisedTotal: number, freeBytes: number) => ({
+      alarm, raisedTotal, freeBytes, totalBytes: 10_000, reserveBytes: 1_000, clearBytes: 1_100,
+      refusedTotal: 0, probeErrorsTotal: 0, probeError: null,
+    });
+    const base = status(META, {});
+    const ok = { ...base, disk: disk(false, 0, 5_000) };
+    const low = { ...base, disk: disk(true, 1, 900) };
+    const back = { ...base, disk: disk(false, 1, 2_000) };
+    const blip = { ...base, disk: disk(false, 2, 2_000) };
+    expect(kinds(ok, ok)).toEqual([]);
+    expect(kinds(ok, low)).toEqual([['warn', 'disk_alarm_raised']]);
+    expect(operatorEvents(ok, low)[0]!.fields).toMatchObject({ freeBytes: 900, reserveBytes: 1_000 });
+    expect(kinds(low, low)).toEqual([]);
+    expect(kinds(low, back)).toEqual([['info', 'disk_alarm_cleared']]);
+    expect(kinds(back, blip)).toEqual([['warn', 'disk_alarm_raised'], ['info', 'disk_alarm_cleared']]);
+    expect(kinds(base, base)).toEqual([]); // no disk watched
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MemberStatus } from '@spoolmq/member';
 import { FSYNC_BUCKET_BOUNDS_MS, type RaftNodeStatus, type StorageStats } from '@spoolmq/raft';
 import { renderMemberMetrics, renderRemoteMetrics } from '../src/index.js';
+import { renderMemberDiskMetrics } from '../src/status-metrics.js';
 
 const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.]+(e[-+]?[0-9]+)?$/;
 
@@ -24,6 +25,7 @@ const meta = {
   appliedIndex: 9,
   lastIndex: 10,
   snapshotIndex: 0,
+  storageDamage: null,
 } as unknown as RaftNodeStatus;
 
 const status: MemberStatus = {
@@ -45,6 +47,7 @@ const status: MemberStatus = {
       openings: 2,
       restores: 1,
       failure: null,
+      storageDamage: { lastIndex: 121, lastTerm: 7 },
     },
   ],
   depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, total: 11, dataBytes: 4096 }],
@@ -62,6 +65,8 @@ describe('renderMemberMetrics', () => {
     expect(text).toContain('mq_member_raft_applied_index{member="n1",group="spool:default#1"} 119\n');
     expect(text).toContain('mq_member_spool_serving{member="n1",spool="default",group="spool:default#1"} 1\n');
     expect(text).toContain('mq_member_spool_openings_total{member="n1",spool="default",group="spool:default#1"} 2\n');
+    expect(text).toContain('mq_member_raft_storage_damaged{member="n1",group="meta"} 0\n');
+    expect(text).toContain('mq_member_raft_storage_damaged{member="n1",group="spool:default#1"} 1\n');
   });
 
   it('reports queue depth by state, leases and stored totals of the spools served here', () => {
@@ -79,6 +84,51 @@ describe('renderMemberMetrics', () => {
     expectPrometheusText(text);
     expect(text).not.toContain('mq_member_raft_leader{');
     expect(text).toContain('mq_member_ready{member="n1"} 1\n');
+  });
+});
+
+describe('renderMemberMetrics disk', () => {
+  it('reports the disk alarm, free space, reserve and refusals of a member watching its volume', () => {
+    const disk = {
+      alarm: true,
+      freeBytes: 900,
+      totalBytes: 10_000,
+      reserveBytes: 1_000,
+      clearBytes: 1_100,
+      raisedTotal: 2,
+      refusedTotal: 7,
+      probeErrorsTotal: 1,
+      probeError: null,
+    };
+    const text = renderMemberMetrics({ ...status, disk }, true);
+    expectPrometheusText(text);
+    expect(text).toContain('# TYPE mq_member_disk_alarm gauge\n');
+    expect(text).toContain('mq_member_disk_alarm{member="n1"} 1\n');
+    expect(text).toContain('mq_member_disk_free_bytes{member="n1"} 900\n');
+    expect(text).toContain('mq_member_disk_reserve_bytes{member="n1"} 1000\n');
+    expect(text).toContain('mq_member_disk_alarms_total{member="n1"} 2\n');
+    expect(text).toContain('mq_member_disk_refused_total{member="n1"} 7\n');
+    expect(text).toContain('mq_member_disk_probe_errors_total{member="n1"} 1\n');
+    expect(renderMemberDiskMetrics({ ...status, disk })).toContain('mq_member_disk_alarm{member="n1"} 1\n');
+  });
+
+  it('has no disk families when the member watches no disk, and none before a sample', () => {
+    expect(renderMemberMetrics(status, true)).not.toContain('mq_member_disk_');
+    const unsampled = {
+      alarm: false,
+      freeBytes: null,
+      totalBytes: null,
+      reserveBytes: null,
+      clearBytes: null,
+      raisedTotal: 0,
+      refusedTotal: 0,
+      probeErrorsTotal: 0,
+      probeError: null,
+    };
+    const text = renderMemberMetrics({ ...status, disk: unsampled }, true);
+    expectPrometheusText(text);
+    expect(text).toContain('mq_member_disk_alarm{member="n1"} 0\n');
+    expect(text).not.toContain('mq_member_disk_free_bytes{');
   });
 });
 

@@ -4,6 +4,55 @@
 
 export type ErrorDetails = Readonly<Record<string, unknown>>;
 
+/**
+ * The error kinds the service answers with, for matching on `MqClientError.kind` (a newer server
+ * may send others, so `kind` stays a string). `storage_full` (507, with `Retry-After`): the
+ * member's data volume is below its free-space reserve; sends and queue creation are refused
+ * before anything is appended until space is freed, while receive, ack and delete go on.
+ * `spool_full` (507, no `Retry-After`): the spool is at its plan's cap.
+ */
+export const ERROR_KINDS = [
+  'invalid_argument',
+  'invalid_json',
+  'unknown_field',
+  'unknown_header',
+  'dedup_disabled',
+  'token_kind',
+  'unauthenticated',
+  'account_suspended',
+  'account_blocked',
+  'queue_limit',
+  'retention_limit',
+  'spool_not_found',
+  'queue_not_found',
+  'not_found',
+  'method_not_allowed',
+  'queue_exists',
+  'queue_draining',
+  'queue_deleting',
+  'conflict',
+  'dedup_in_flight',
+  'dedup_claimed',
+  'message_leased',
+  'gone',
+  'length_required',
+  'message_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal',
+  'operation_unconfirmed',
+  'unavailable',
+  'spool_full',
+  'storage_full',
+] as const;
+
+export type MqErrorKind = (typeof ERROR_KINDS)[number];
+
+/** Whether `kind` is one this client knows (see ERROR_KINDS). */
+export function isKnownErrorKind(kind: string | undefined): kind is MqErrorKind {
+  return kind !== undefined && (ERROR_KINDS as readonly string[]).includes(kind);
+}
+
 /** The server answered with an error status. Match on `status`, `kind` and `details`. */
 export class MqClientError extends Error {
   readonly transport = false as const;
@@ -15,7 +64,10 @@ export class MqClientError extends Error {
     readonly kind: string | undefined,
     message: string,
     readonly details: ErrorDetails = {},
-    /** Whole seconds from `Retry-After` (429, 503); undefined when absent or unparsable. */
+    /**
+     * Whole seconds from `Retry-After` (429, 503, 507 storage_full); undefined when absent or
+     * unparsable.
+     */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

@@ -1,8 +1,9 @@
 // The interface's "Retry rules for send", as pure functions the client loop consults.
 //
 // 1. Every 4xx, 503 and 507 is answered before the append is attempted, so a retry cannot
-//    duplicate the message. Of those, 409 dedup_in_flight, 429 and 503 are transient; the rest
-//    are verdicts.
+//    duplicate the message. Of those, 409 dedup_in_flight, 429, 503 and 507 storage_full (a
+//    member's disk alarm, which clears by itself; it carries Retry-After) are transient; the
+//    rest, 507 spool_full (a plan cap) included, are verdicts.
 // 2. A 500 of any kind, a 502 or 504, or no response means the append may have happened: retry
 //    only carrying a dedup key, the same on every attempt, while the queue's window remembers it.
 // 3. The key is assigned before the first attempt.
@@ -17,6 +18,7 @@ export function classifySendFailure(failure: MqFailure): SendFailureClass {
   const { status, kind } = failure;
   if (status === 429 || status === 503) return 'transient';
   if (status === 409 && kind === 'dedup_in_flight') return 'transient';
+  if (status === 507 && kind === 'storage_full') return 'transient';
   if (status === 500 || status === 502 || status === 504) return 'ambiguous';
   return 'verdict';
 }

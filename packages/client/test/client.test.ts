@@ -193,6 +193,13 @@ describe('send retry rules', () => {
     expect(sendsOf(r)).toHaveLength(2);
   });
 
+  it('retries 507 storage_full (a disk alarm) after its Retry-After; spool_full is a verdict', async () => {
+    const r = rig([queueJson('q', 0), errorReply(507, 'storage_full', { 'retry-after': '5' }), created('m2')]);
+    expect((await r.client.send('q', 'x')).messageId).toBe('m2');
+    expect(r.sleeps).toEqual([5_000]);
+    expect(sendsOf(r)).toHaveLength(2);
+  });
+
   it('retries 503 and 409 dedup_in_flight with backoff', async () => {
     const r = rig([queueJson('q', 0), errorReply(503, 'unavailable'), errorReply(409, 'dedup_in_flight'), created('m')]);
     await r.client.send('q', 'x');

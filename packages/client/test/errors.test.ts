@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MqClientError, errorFromResponse, isMqClientError, isMqTransportError, parseRetryAfter } from '../src/index.js';
-import { MqTransportError } from '../src/index.js';
+import { ERROR_KINDS, MqTransportError, isKnownErrorKind } from '../src/index.js';
 
 describe('errorFromResponse', () => {
   it('reads kind, message and details from the JSON body', () => {
@@ -48,5 +48,15 @@ describe('guards', () => {
     expect(isMqTransportError(unanswered) && !isMqClientError(unanswered)).toBe(true);
     expect(answered.transport).toBe(false);
     expect(unanswered.transport).toBe(true);
+  });
+});
+
+describe('error kinds', () => {
+  it('knows storage_full and spool_full, and not an invented kind', () => {
+    expect(isKnownErrorKind('storage_full')).toBe(true);
+    expect(isKnownErrorKind('spool_full')).toBe(true);
+    expect(isKnownErrorKind('disk_on_fire')).toBe(false);
+    expect(isKnownErrorKind(undefined)).toBe(false);
+    expect(new Set(ERROR_KINDS).size).toBe(ERROR_KINDS.length);
   });
 });

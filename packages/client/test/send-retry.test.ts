@@ -18,6 +18,8 @@ describe('classifySendFailure', () => {
     expect(classifySendFailure(err(429, 'rate_limited'))).toBe('transient');
     expect(classifySendFailure(err(503, 'unavailable'))).toBe('transient');
     expect(classifySendFailure(err(409, 'dedup_in_flight'))).toBe('transient');
+    expect(classifySendFailure(err(507, 'storage_full'))).toBe('transient');
+    expect(classifySendFailure(err(507, 'spool_full'))).toBe('verdict');
     expect(classifySendFailure(err(409, 'queue_draining'))).toBe('verdict');
     expect(classifySendFailure(err(500, 'operation_unconfirmed'))).toBe('ambiguous');
     expect(classifySendFailure(err(500, 'internal'))).toBe('ambiguous');

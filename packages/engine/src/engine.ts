@@ -9,7 +9,9 @@
 
 import type { ApplyResult, Command } from './commands.js';
 import type { GoneReason, MqError } from './errors.js';
+import * as handOff from './hand-off.js';
 import type { Message } from './message.js';
+import { PAYLOAD_MISSING, type PayloadStore } from './payload-store.js';
 import { DEFAULT_PLAN, type Plan } from './plan.js';
 import * as primary from './primary.js';
 import type { Queue } from './queue.js';
@@ -27,9 +29,21 @@ export class SpoolEngine {
     this.state = state ?? new SpoolState(plan);
   }
 
-  /** Rebuilds an engine from `encodeSnapshot` bytes (no primary-local state). Throws CodecError. */
-  static fromSnapshot(bytes: Uint8Array, plan: Plan = DEFAULT_PLAN): SpoolEngine {
-    return new SpoolEngine(plan, decodeSnapshot(bytes, plan));
+  /** An empty engine keeping its payloads in `payloads`. */
+  static over(payloads: PayloadStore, plan: Plan = DEFAULT_PLAN): SpoolEngine {
+    return new SpoolEngine(plan, new SpoolState(plan, payloads));
+  }
+
+  /**
+   * Rebuilds an engine from `encodeSnapshot` bytes (no primary-local state) over `payloads`
+   * (default: a new in-memory store; see decodeSnapshot for locations). Throws CodecError.
+   */
+  static fromSnapshot(
+    bytes: Uint8Array,
+    plan: Plan = DEFAULT_PLAN,
+    payloads?: PayloadStore,
+  ): SpoolEngine {
+    return new SpoolEngine(plan, decodeSnapshot(bytes, plan, payloads));
   }
 
   get plan(): Plan {
@@ -69,6 +83,16 @@ export class SpoolEngine {
   /** Opens the spool as a new primary at `nowMs` (see primary.openPrimary). */
   openPrimary(nowMs: number): void {
     primary.openPrimary(this.state, this.state.readTime(nowMs));
+  }
+
+  /** The leases this primary holds, for a planned hand-off (see hand-off.outstandingLeases). */
+  outstandingLeases(): handOff.HandedOffLease[] {
+    return handOff.outstandingLeases(this.state);
+  }
+
+  /** Takes over a previous primary's leases right after opening (see hand-off.adoptLeases). */
+  adoptLeases<L extends handOff.HandedOffLease>(leases: readonly L[], nowMs: number): L[] {
+    return handOff.adoptLeases(this.state, leases, this.state.readTime(nowMs));
   }
 
   /** Leases the first visible message (see primary.receive). */
@@ -174,7 +198,57 @@ export class SpoolEngine {
     primary.endAppend(this.state, queue, bytes, dedupKey);
   }
 
+  /**
+   * Stores the payload fetched from another replica for a message this replica lacks (it
+   * restored another replica's snapshot). False, changing nothing, when the message is gone,
+   * already has its payload, or `payload` is not as long as the message.
+   */
+  fillPayload(queueGen: number, seq: number, payload: Uint8Array): boolean {
+    const message = this.state.queuesByGen.get(queueGen)?.order.find(seq);
+    if (message === undefined || message.location !== PAYLOAD_MISSING) return false;
+    if (message.byteLength !== payload.byteLength) return false;
+    message.location = this.state.payloads.append(seq, payload);
+    this.state.missingPayloads--;
+    return true;
+  }
+
+  /**
+   * Moves the payloads whose location `moves` accepts to the store's head (a mostly dead segment
+   * is emptied this way, so the store can delete it without rewriting the rest). Replica-local:
+   * nothing replicated changes. A payload that cannot be read stays where it is. O(messages).
+   * Returns how many moved.
+   */
+  relocatePayloads(moves: (location: number) => boolean): number {
+    const payloads = this.state.payloads;
+    let moved = 0;
+    for (const queue of this.state.queues.values()) {
+      queue.order.scanAfter(0, (message) => {
+        const from = message.location;
+        if (from === PAYLOAD_MISSING || !moves(from)) return true;
+        let payload: Uint8Array;
+        try {
+          payload = payloads.read(message.seq, from, message.byteLength);
+        } catch {
+          return true;
+        }
+        message.location = payloads.append(message.seq, payload);
+        payloads.release(from, message.byteLength);
+        moved++;
+        return true;
+      });
+    }
+    return moved;
+  }
+
   // ---- Reads ---------------------------------------------------------------------------------
+
+  /**
+   * The payload of a stored message, from the payload store (through its cache). Throws
+   * PayloadError (503 unavailable) when this replica cannot read it: missing or corrupt.
+   */
+  payloadOf(message: Message): Uint8Array {
+    return this.state.payloads.read(message.seq, message.location, message.byteLength);
+  }
 
   queueView(queue: Queue): QueueView {
     return reads.queueView(this.state, queue);

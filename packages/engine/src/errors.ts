@@ -33,7 +33,8 @@ export type ErrorKind =
   | 'internal'
   | 'operation_unconfirmed'
   | 'unavailable'
-  | 'spool_full';
+  | 'spool_full'
+  | 'storage_full';
 
 /** HTTP status of each kind. `key_blocked` renders as a 403 whose body has no `kind`. */
 export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
@@ -69,6 +70,7 @@ export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
   operation_unconfirmed: 500,
   unavailable: 503,
   spool_full: 507,
+  storage_full: 507,
 };
 
 export type GoneReason = 'expired' | 'settled' | 'primary_changed' | 'stale';

@@ -1,6 +1,7 @@
 // The message record and its resting place. One object per message, fields initialised in one
 // order so every record shares a hidden class. Replicated fields come first; the rest is derived
 // from them (`where` for delayed/visible) or primary-local (leases), and is never snapshotted.
+// The payload is not here: the spool's PayloadStore holds it, the record holds where.
 
 /**
  * Where a message rests. The state the interface shows is derived from it and the time:
@@ -28,14 +29,15 @@ export const Where = {
 } as const;
 export type Where = (typeof Where)[keyof typeof Where];
 
-const EMPTY = new Uint8Array(0);
-
 export class Message {
   /** Spool-wide, strictly increasing in send order, never reused. */
   readonly seq: number;
   readonly createdAtMs: number;
-  /** Owned by the engine from send on; emptied when the message is removed. */
-  payload: Uint8Array;
+  /**
+   * Replica-local: where the spool's PayloadStore keeps the payload (PAYLOAD_MISSING while this
+   * replica has not fetched it, and once the message is removed). Never replicated.
+   */
+  location: number;
   readonly byteLength: number;
   /** Redeliveries so far (nacks and lease timeouts); reset by recover. */
   retries: number;
@@ -66,11 +68,17 @@ export class Message {
   /** Primary-local: retention came due while leased; expire once the lease returns the message. */
   expiryDeferred: boolean;
 
-  constructor(seq: number, createdAtMs: number, payload: Uint8Array, visibleAtMs: number) {
+  constructor(
+    seq: number,
+    createdAtMs: number,
+    location: number,
+    byteLength: number,
+    visibleAtMs: number,
+  ) {
     this.seq = seq;
     this.createdAtMs = createdAtMs;
-    this.payload = payload;
-    this.byteLength = payload.byteLength;
+    this.location = location;
+    this.byteLength = byteLength;
     this.retries = 0;
     this.gen = 0;
     this.visibleAtMs = visibleAtMs;
@@ -83,11 +91,6 @@ export class Message {
     this.timedOutDelivery = 0;
     this.settling = false;
     this.expiryDeferred = false;
-  }
-
-  /** Drops the payload of a removed message so a lingering tombstone holds no bytes. */
-  dropPayload(): void {
-    this.payload = EMPTY;
   }
 }
 

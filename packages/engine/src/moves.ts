@@ -5,6 +5,7 @@
 
 import { assert } from './assert.js';
 import { type Message, Where } from './message.js';
+import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
 import type { SpoolState } from './spool-state.js';
 
@@ -208,7 +209,9 @@ export function removeMessage(state: SpoolState, queue: Queue, message: Message)
   queue.dataBytes -= message.byteLength;
   state.messageCount--;
   state.byteCount -= message.byteLength;
-  message.dropPayload();
+  if (message.location === PAYLOAD_MISSING) state.missingPayloads--;
+  else state.payloads.release(message.location, message.byteLength);
+  message.location = PAYLOAD_MISSING;
   queue.order.noteRemoved();
 }
 

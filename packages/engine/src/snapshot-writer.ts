@@ -8,14 +8,15 @@
 // and each queue's live messages in send order (references). Messages are encoded later, in
 // that order. A command that is about to change or remove a message the writer has not reached
 // calls `beforeChange` first (through SpoolState.snapshotGuard), and the writer keeps the
-// message's replicated fields and payload as they were. The bytes therefore equal those of an
-// encode of the state at the start, which a property test checks.
+// message's replicated fields and payload location as they were. The bytes therefore equal
+// those of an encode of the state at the start, which a property test checks.
 
 import { assert } from './assert.js';
 import { ByteWriter } from './bytes.js';
 import { writePlan, writeSettings } from './command-codec.js';
 import { dedupKeyBytes, type DedupEntry } from './dedup-table.js';
 import { type Message, Where } from './message.js';
+import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
 import type { QueueState } from './service.js';
 import type { Settings } from './settings.js';
@@ -50,12 +51,23 @@ interface ReplicatedFields {
   readonly retries: number;
   readonly gen: number;
   readonly where: Where;
-  readonly payload: Uint8Array;
+  readonly location: number;
 }
 
 /** Encodes the replicated state of a spool at once. */
 export function encodeSnapshot(state: SpoolState): Uint8Array {
   const bytes = new SnapshotWriter(state, false).step(Infinity);
+  assert(bytes !== null, 'an unbounded step finishes the snapshot');
+  return bytes;
+}
+
+/**
+ * The replicated state alone, without this replica's payload store id and locations: equal on
+ * every replica that applied the same log, whatever store it keeps payloads in (tests compare
+ * replicas with it). Not for restoring: every payload of it reads as missing.
+ */
+export function encodeReplicatedState(state: SpoolState): Uint8Array {
+  const bytes = new SnapshotWriter(state, false, false).step(Infinity);
   assert(bytes !== null, 'an unbounded step finishes the snapshot');
   return bytes;
 }
@@ -80,8 +92,10 @@ export class SnapshotWriter implements MessageGuard {
   constructor(
     private readonly state: SpoolState,
     guarded: boolean,
+    private readonly withLocations = true,
   ) {
-    this.writer = new ByteWriter(256 + state.byteCount + state.messageCount * 50);
+    // Metadata only: the size never depends on the payload bytes the spool holds.
+    this.writer = new ByteWriter(256 + state.messageCount * MESSAGE_RECORD_BYTES);
     this.seqEnd = state.nextSeq;
     this.writeHeader();
     for (const name of state.names) this.capture(state.queues.get(name)!);
@@ -139,7 +153,7 @@ export class SnapshotWriter implements MessageGuard {
       retries: message.retries,
       gen: message.gen,
       where: message.where,
-      payload: message.payload,
+      location: message.location,
     });
   }
 
@@ -155,6 +169,7 @@ export class SnapshotWriter implements MessageGuard {
     writer.u16(SNAPSHOT_VERSION);
     writePlan(writer, state.plan);
     writer.f64(state.planVersion);
+    writer.ascii(this.withLocations ? state.payloads.id : '');
     writer.f64(state.lastAppliedAtMs);
     writer.f64(state.nextSeq);
     writer.u32(state.nextQueueGen);
@@ -203,7 +218,8 @@ export class SnapshotWriter implements MessageGuard {
     writer.u32(fields.retries);
     writer.u32(fields.gen);
     writer.u8(fields.where === Where.Failed ? FLAG_FAILED : 0);
-    writer.bytes(fields.payload);
-    return MESSAGE_RECORD_BYTES + fields.payload.byteLength;
+    writer.u32(message.byteLength);
+    writer.f64(this.withLocations ? fields.location : PAYLOAD_MISSING);
+    return MESSAGE_RECORD_BYTES;
   }
 }

@@ -5,6 +5,7 @@ import { ByteReader, CodecError } from './bytes.js';
 import { readPlan, readSettings } from './command-codec.js';
 import { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
 import { Message, Where } from './message.js';
+import { PAYLOAD_MISSING, type PayloadStore } from './payload-store.js';
 import type { Plan } from './plan.js';
 import { rebuildQueue } from './primary.js';
 import { Queue } from './queue.js';
@@ -16,36 +17,53 @@ import {
   QUEUE_STATES,
   SNAPSHOT_VERSION,
   SNAPSHOT_VERSION_NO_PLAN,
+  SNAPSHOT_VERSION_PAYLOADS,
   SNAPSHOT_VERSION_PLAN,
 } from './snapshot-format.js';
 import { SpoolState } from './spool-state.js';
 
+/** How message records are read: with their payloads (versions 1-3) or their locations. */
+interface RecordFormat {
+  readonly version: number;
+  /** Version 4: the locations point into `payloads` (its id is the snapshot's). */
+  readonly ownLocations: boolean;
+}
+
 /**
- * Decodes a snapshot into a fresh state with the snapshot's plan (`plan` for a version 1
- * snapshot, which has none), with index structures rebuilt as of the
- * snapshot's last apply time and no primary-local state (call `openPrimary` to serve). Payloads
- * are copied out of `bytes`. Throws `CodecError` on malformed input or a foreign version.
+ * Decodes a snapshot into a fresh state over `payloads` with the snapshot's plan (`plan` for a
+ * version 1 snapshot, which has none), with index structures rebuilt as of the snapshot's last
+ * apply time and no primary-local state (call `openPrimary` to serve). A version 4 snapshot
+ * written over another store leaves every payload PAYLOAD_MISSING (the replica fetches them);
+ * over this store its locations are adopted. Versions 1-3 carry payloads: they are appended to
+ * `payloads` (the migration to version 4). Throws `CodecError` on malformed input or a version
+ * this engine does not know (with one sentence naming it).
  */
-export function decodeSnapshot(bytes: Uint8Array, plan: Plan): SpoolState {
+export function decodeSnapshot(bytes: Uint8Array, plan: Plan, payloads?: PayloadStore): SpoolState {
   const reader = new ByteReader(bytes);
   if (reader.u32() !== MAGIC) throw new CodecError('not a spool snapshot');
   const version = reader.u16();
   if (version < SNAPSHOT_VERSION_NO_PLAN || version > SNAPSHOT_VERSION) {
-    throw new CodecError(`unsupported snapshot version ${version}`);
+    throw new CodecError(
+      `spool snapshot format ${version} is not one this version reads ` +
+        `(${SNAPSHOT_VERSION_NO_PLAN} to ${SNAPSHOT_VERSION}); run the release that wrote it`,
+    );
   }
-  const state = new SpoolState(version >= SNAPSHOT_VERSION_PLAN ? readPlan(reader) : plan);
-  if (version === SNAPSHOT_VERSION) state.planVersion = reader.safeInt();
+  const ownPlan = version >= SNAPSHOT_VERSION_PLAN ? readPlan(reader) : plan;
+  const state = new SpoolState(ownPlan, payloads);
+  if (version >= SNAPSHOT_VERSION_PAYLOADS) state.planVersion = reader.safeInt();
+  const storeId = version === SNAPSHOT_VERSION ? reader.ascii() : null;
+  const format = { version, ownLocations: storeId === state.payloads.id };
   state.lastAppliedAtMs = reader.f64();
   state.nextSeq = reader.safeInt();
   state.nextQueueGen = reader.u32();
   const queueCount = reader.u32();
-  for (let i = 0; i < queueCount; i++) readQueue(reader, state);
+  for (let i = 0; i < queueCount; i++) readQueue(reader, state, format);
   if (reader.u32() !== END) throw new CodecError('missing end marker');
   reader.end();
   return state;
 }
 
-function readQueue(reader: ByteReader, state: SpoolState): void {
+function readQueue(reader: ByteReader, state: SpoolState, format: RecordFormat): void {
   const name = reader.ascii();
   const gen = reader.u32();
   const createdAtMs = reader.f64();
@@ -69,10 +87,12 @@ function readQueue(reader: ByteReader, state: SpoolState): void {
   const messageCount = reader.u32();
   let previousSeq = 0;
   for (let i = 0; i < messageCount; i++) {
-    const message = readMessage(reader);
+    const message = readMessage(reader, state, format);
     if (message.seq <= previousSeq || message.seq >= state.nextSeq) {
       throw new CodecError('message seq out of order');
     }
+    if (message.location === PAYLOAD_MISSING) state.missingPayloads++;
+    else state.payloads.adopt(message.location, message.byteLength);
     previousSeq = message.seq;
     queue.order.append(message);
     queue.total++;
@@ -83,7 +103,7 @@ function readQueue(reader: ByteReader, state: SpoolState): void {
   rebuildQueue(state, queue, state.lastAppliedAtMs);
 }
 
-function readMessage(reader: ByteReader): Message {
+function readMessage(reader: ByteReader, state: SpoolState, format: RecordFormat): Message {
   const seq = reader.safeInt();
   const createdAtMs = reader.f64();
   const visibleAtMs = reader.f64();
@@ -92,8 +112,20 @@ function readMessage(reader: ByteReader): Message {
   const gen = reader.u32();
   const flags = reader.u8();
   if (flags > FLAG_FAILED) throw new CodecError('unknown message flags');
-  const payload = reader.bytes().slice();
-  const message = new Message(seq, createdAtMs, payload, visibleAtMs);
+  let location: number;
+  let byteLength: number;
+  if (format.version === SNAPSHOT_VERSION) {
+    byteLength = reader.u32();
+    location = reader.safeInt();
+    if (!format.ownLocations) location = PAYLOAD_MISSING;
+  } else {
+    // An earlier format: the payload moves into the store (copied out of the snapshot bytes).
+    const payload = reader.bytes().slice();
+    byteLength = payload.byteLength;
+    location = state.payloads.append(seq, payload);
+  }
+  if (location < 0 && location !== PAYLOAD_MISSING) throw new CodecError('bad payload location');
+  const message = new Message(seq, createdAtMs, location, byteLength, visibleAtMs);
   message.retentionStartMs = retentionStartMs;
   message.retries = retries;
   message.gen = gen;

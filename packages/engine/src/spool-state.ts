@@ -4,7 +4,9 @@
 
 import { assert } from './assert.js';
 import { Counters } from './counters.js';
+import { MemoryPayloadStore } from './memory-payloads.js';
 import type { Message } from './message.js';
+import type { PayloadStore } from './payload-store.js';
 import type { Plan } from './plan.js';
 import type { Queue } from './queue.js';
 
@@ -37,6 +39,10 @@ export class SpoolState {
   dedupKeyCount = 0;
   /** The spool's own cumulative counters: they keep counting deleted queues. */
   readonly counters = new Counters();
+  /** Where this replica keeps the payloads (replica-local, like every message's location). */
+  readonly payloads: PayloadStore;
+  /** Stored messages whose payload this replica has not fetched yet (PAYLOAD_MISSING). */
+  missingPayloads = 0;
   /** A snapshot writer at work on this state, or null. */
   snapshotGuard: MessageGuard | null = null;
 
@@ -52,8 +58,9 @@ export class SpoolState {
    */
   deadlineHintMs = Infinity;
 
-  constructor(plan: Plan) {
+  constructor(plan: Plan, payloads: PayloadStore = new MemoryPayloadStore()) {
     this.plan = plan;
+    this.payloads = payloads;
   }
 
   /** Clamps an apply time so apply times never decrease; returns the time to apply at. */

@@ -193,7 +193,8 @@ function appendMessage(
   nowMs: number,
 ): number {
   const seq = state.nextSeq++;
-  const message = new Message(seq, nowMs, payload, nowMs + delayMs);
+  const location = state.payloads.append(seq, payload);
+  const message = new Message(seq, nowMs, location, payload.byteLength, nowMs + delayMs);
   storeMessage(state, queue, message);
   queue.counters.added++;
   state.counters.added++;

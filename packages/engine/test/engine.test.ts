@@ -12,6 +12,7 @@ import { resolvePlan } from '../src/plan.js';
 import { RATE_LIMITED } from '../src/primary.js';
 import type { Queue } from '../src/queue.js';
 import { resolveSettings } from '../src/settings.js';
+import { MemoryPayloadStore } from '../src/memory-payloads.js';
 import { decodeSnapshot } from '../src/snapshot.js';
 import { encodeSnapshot } from '../src/snapshot-writer.js';
 import { T0 } from './helpers.js';
@@ -268,7 +269,7 @@ class Harness {
         expect(m.where).not.toBe(Where.Removed);
         byState[engine.messageState(m, this.now) as keyof typeof byState]++;
         bytes += m.byteLength;
-        expect(m.payload.byteLength).toBe(m.byteLength);
+        expect(engine.payloadOf(m).byteLength).toBe(m.byteLength);
       }
       // Each message in exactly one state; per-state counts add up to total; dataBytes matches.
       expect({ total: c.total, dataBytes: c.dataBytes, ...byState }).toEqual({
@@ -392,7 +393,8 @@ describe('engine (properties)', () => {
         const first = new Harness();
         before.forEach((op) => first.run(op));
         const second = new Harness();
-        const restored = decodeSnapshot(encodeSnapshot(first.engine.state), PLAN);
+        const payloads = (first.engine.state.payloads as MemoryPayloadStore).clone();
+        const restored = decodeSnapshot(encodeSnapshot(first.engine.state), PLAN, payloads);
         (second as { engine: SpoolEngine }).engine = new SpoolEngine(PLAN, restored);
         second.now = first.now;
         second.engine.openPrimary(second.now);

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { MqError } from '../src/errors.js';
 import { type Message, Where } from '../src/message.js';
+import { PAYLOAD_MISSING, PayloadError } from '../src/payload-store.js';
 import { RATE_LIMITED } from '../src/primary.js';
 import { T0, counts, createQueue, key, newEngine, receive, ref, send } from './helpers.js';
 
@@ -444,6 +445,8 @@ describe('structures under churn', () => {
     expect(m.where).toBe(Where.Leased);
     engine.apply({ type: 'ack', ...ref(q, m) }, T0);
     expect(m.where).toBe(Where.Removed);
-    expect(m.payload.byteLength).toBe(0);
+    // The store let the payload go with the message.
+    expect(m.location).toBe(PAYLOAD_MISSING);
+    expect(() => engine.payloadOf(m)).toThrow(PayloadError);
   });
 });

@@ -4,7 +4,7 @@ import { Message, Where } from '../src/message.js';
 import { SendOrder } from '../src/send-order.js';
 
 function message(seq: number): Message {
-  return new Message(seq, 0, new Uint8Array(0), 0);
+  return new Message(seq, 0, seq, 0, 0);
 }
 
 function remove(order: SendOrder, m: Message): void {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CodecError } from '../src/bytes.js';
+import { ByteWriter, CodecError } from '../src/bytes.js';
+import { writePlan, writeSettings } from '../src/command-codec.js';
+import { MemoryPayloadStore } from '../src/memory-payloads.js';
+import { PAYLOAD_MISSING, PayloadError } from '../src/payload-store.js';
 import { SpoolEngine } from '../src/engine.js';
 import { DEFAULT_PLAN } from '../src/plan.js';
 import { decodeSnapshot } from '../src/snapshot.js';
@@ -30,14 +33,15 @@ describe('snapshot', () => {
 
   it('a restored engine serves: leases dropped, failed/delayed kept, dedup remembered, queue states kept', () => {
     const original = populated();
-    const engine = SpoolEngine.fromSnapshot(original.snapshot());
+    const payloads = (original.state.payloads as MemoryPayloadStore).clone();
+    const engine = SpoolEngine.fromSnapshot(original.snapshot(), DEFAULT_PLAN, payloads);
     engine.openPrimary(T0 + 10);
     const q = engine.queue('q')!;
     expect(counts(engine, q, T0 + 10)).toMatchObject({ total: 3, failed: 1, delayed: 1, visible: 1, pending: 0, addedTotal: 0 });
     expect(engine.queue('d')!.state).toBe('draining');
     const dup = engine.apply({ type: 'send', queueGen: q.gen, delayMs: 0, dedupKey: key(1), payload: new Uint8Array() }, T0 + 10);
     expect(dup).toEqual({ kind: 'duplicate', seq: 1 });
-    expect(engine.failureHead(q)!.payload).toEqual(new Uint8Array([0, 255, 7]));
+    expect(engine.payloadOf(engine.failureHead(q)!)).toEqual(new Uint8Array([0, 255, 7]));
     expect(receive(engine, q, T0 + 10).seq).toBe(3);
     expect(engine.state.nextSeq).toBe(original.state.nextSeq);
     expect(engine.state.nextQueueGen).toBe(original.state.nextQueueGen);
@@ -80,4 +84,89 @@ describe('snapshot', () => {
     expect(restored.snapshot()).toEqual(engine.snapshot());
     expect(restored.state.nextSeq).toBe(1);
   });
+
+  it('holds metadata only: its buffer does not grow with the payload bytes stored', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q');
+    const payload = new Uint8Array(1 << 20); // one buffer, referenced by 200 messages: 200 MiB
+    for (let i = 0; i < 200; i++) send(engine, q, T0 + i, { payload });
+    expect(engine.state.byteCount).toBe(200 << 20);
+    const bytes = engine.snapshot();
+    expect(bytes.buffer.byteLength).toBeLessThan(64 * 1024);
+    const work = engine.beginSnapshot();
+    let sliced: Uint8Array | null = null;
+    while (sliced === null) sliced = work.step(1024);
+    expect(sliced.buffer.byteLength).toBeLessThan(64 * 1024);
+  });
+
+  it('over another store, every payload is missing until fetched; removal still counts', () => {
+    const original = populated();
+    const other = new MemoryPayloadStore('another-replica');
+    const engine = SpoolEngine.fromSnapshot(original.snapshot(), DEFAULT_PLAN, other);
+    expect(engine.state.missingPayloads).toBe(engine.state.messageCount);
+    engine.openPrimary(T0 + 10);
+    const head = engine.failureHead(engine.queue('q')!)!;
+    expect(head.location).toBe(PAYLOAD_MISSING);
+    expect(() => engine.payloadOf(head)).toThrow(PayloadError);
+    const { gen, seq } = head;
+    const queueGen = engine.queue('q')!.gen;
+    engine.apply({ type: 'discard', queueGen, seq, gen }, T0 + 11);
+    expect(engine.state.missingPayloads).toBe(engine.state.messageCount);
+  });
+
+  it('migrates a version 3 snapshot (payloads inside) into the store, and writes version 4', () => {
+    const v3 = encodeVersion3([new Uint8Array([9, 8, 7]), new Uint8Array([6])]);
+    const payloads = new MemoryPayloadStore('migrated');
+    const engine = SpoolEngine.fromSnapshot(v3, DEFAULT_PLAN, payloads);
+    expect(payloads.count).toBe(2);
+    engine.openPrimary(T0 + 5);
+    const q = engine.queue('q')!;
+    expect(engine.payloadOf(receive(engine, q, T0 + 5))).toEqual(new Uint8Array([9, 8, 7]));
+    expect(engine.payloadOf(receive(engine, q, T0 + 5))).toEqual(new Uint8Array([6]));
+    const again = engine.snapshot();
+    expect((again[4]! << 8) | again[5]!).toBe(4);
+    const reread = SpoolEngine.fromSnapshot(again, DEFAULT_PLAN, payloads);
+    expect(reread.state.missingPayloads).toBe(0);
+  });
+
+  it('refuses a format newer than it knows with one sentence', () => {
+    const bytes = populated().snapshot();
+    bytes[4] = 0;
+    bytes[5] = 5;
+    expect(() => decodeSnapshot(bytes, DEFAULT_PLAN)).toThrow(
+      'engine codec: spool snapshot format 5 is not one this version reads (1 to 4); ' +
+        'run the release that wrote it',
+    );
+  });
 });
+
+/** A version 3 snapshot (the previous format, payloads inside): one queue `q` holding them. */
+function encodeVersion3(payloads: readonly Uint8Array[]): Uint8Array {
+  const w = new ByteWriter();
+  w.u32(0x4d51534e);
+  w.u16(3);
+  writePlan(w, DEFAULT_PLAN);
+  w.f64(0); // planVersion
+  w.f64(T0); // lastAppliedAtMs
+  w.f64(payloads.length + 1); // nextSeq
+  w.u32(2); // nextQueueGen
+  w.u32(1);
+  w.ascii('q');
+  w.u32(1);
+  w.f64(T0);
+  w.u8(0);
+  const source = newEngine();
+  writeSettings(w, createQueue(source, 'q').settings);
+  w.u32(0); // dedup entries
+  w.u32(payloads.length);
+  payloads.forEach((payload, i) => {
+    w.f64(i + 1);
+    for (let t = 0; t < 3; t++) w.f64(T0);
+    w.u32(0);
+    w.u32(0);
+    w.u8(0);
+    w.bytes(payload);
+  });
+  w.u32(0x454e4421);
+  return w.finish();
+}

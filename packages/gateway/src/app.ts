@@ -21,6 +21,7 @@ import { resolveOptions, type GatewayOptions } from './options.js';
 import { scanHeaders } from './request-headers.js';
 import { jsonResponse } from './responses.js';
 import { ROUTES } from './routes.js';
+import { OPENAPI_PATH, openApiResponse } from './openapi/openapi-route.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 /** A client's `X-Request-Id` is kept when it is this short and plain; else the gateway makes one. */
@@ -64,8 +65,15 @@ function registerProbes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
     '/readyz',
     getOnly((c) => {
       c.set('operation', 'readyz');
-      if (deps.service.ready()) return jsonResponse(200, { status: 'ready' });
-      return mqErrorResponse(new MqError('unavailable', 'not every spool has a known primary'));
+      const detail = deps.options.readyDetail?.() ?? {};
+      if (deps.service.ready()) return jsonResponse(200, { ...detail, status: 'ready' });
+      const message = 'not every spool has a known primary';
+      if (Object.keys(detail).length === 0) {
+        return mqErrorResponse(new MqError('unavailable', message));
+      }
+      // The error body's shape, with the detail (nested objects) as its details.
+      const body = { kind: 'unavailable', message, details: detail };
+      return jsonResponse(503, body, { 'retry-after': '1' });
     }),
   );
   app.all(
@@ -135,6 +143,13 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
   };
   app.all(CONSOLE_PATH, serveConsole);
   app.all(`${CONSOLE_PATH}/*`, serveConsole);
+  app.all(
+    OPENAPI_PATH,
+    getOnly((c) => {
+      c.set('operation', 'openapi');
+      return openApiResponse();
+    }),
+  );
   for (const route of ROUTES) {
     const allowed = Object.keys(route.methods);
     app.all(route.path, (c) => {

@@ -104,3 +104,7 @@ export {
   BodyBudget,
 } from './body-budget.js';
 export { type ListenerTls, TLS_RELOAD_CHECK_MS, loadTlsPair } from './listener-tls.js';
+// The OpenAPI 3.1 document of the public listener (served at GET /v1/openapi.json).
+export { buildOpenApiDocument, openApiJson } from './openapi/openapi-document.js';
+export { OPENAPI_PATH } from './openapi/openapi-route.js';
+export type { Json, JsonObject } from './openapi/json.js';

@@ -23,6 +23,11 @@ export interface GatewayOptions {
    * member's Raft groups, a gateway's member links. Called once per scrape; must not throw.
    */
   metricsExtra?: () => string;
+  /**
+   * More fields of `GET /readyz`'s JSON body, ready or not (a member's disk alarm: it refuses
+   * sends yet stays ready, so consumers can drain it). Called once per probe; must not throw.
+   */
+  readyDetail?: () => Readonly<Record<string, unknown>>;
   /** Aborted on shutdown: long polls in progress end with 204, later ones answer 204 at once. */
   shutdownSignal?: AbortSignal;
   /** Receives unexpected exceptions (rendered as 500 `internal`); default writes to stderr. */
@@ -81,6 +86,7 @@ export interface ResolvedOptions {
   readonly messageSizeMaxBytes: number;
   readonly metricsPublic: boolean;
   readonly metricsExtra: (() => string) | undefined;
+  readonly readyDetail: (() => Readonly<Record<string, unknown>>) | undefined;
   readonly shutdownSignal: AbortSignal | undefined;
   readonly logError: (error: unknown, context: LogContext) => void;
   readonly logRequest: ((entry: RequestLogEntry) => void) | undefined;
@@ -108,6 +114,7 @@ export function resolveOptions(options: GatewayOptions = {}): ResolvedOptions {
     messageSizeMaxBytes,
     metricsPublic: options.metricsPublic ?? true,
     metricsExtra: options.metricsExtra,
+    readyDetail: options.readyDetail,
     shutdownSignal: options.shutdownSignal,
     logError: options.logError ?? logToStderr,
     logRequest: options.logRequest,

@@ -4,14 +4,14 @@
 
 import { MqError, invalidArgument, type RecvRateLimit, type SettingsInput } from '@spoolmq/engine';
 
-interface IntegerRule {
+export interface IntegerRule {
   readonly min: number;
   readonly max: number;
   /** Values in [0, gapBelow) other than 0 are refused (retention: 0 or at least 60). */
   readonly zeroOrAtLeast?: number;
 }
 
-const TOP_LEVEL_RULES: Readonly<Record<string, IntegerRule>> = {
+export const TOP_LEVEL_RULES: Readonly<Record<string, IntegerRule>> = {
   leaseTimeoutSeconds: { min: 0, max: 31_536_000 },
   maxRetries: { min: 0, max: 65_535 },
   dedupWindowSeconds: { min: 0, max: 300 },
@@ -19,7 +19,7 @@ const TOP_LEVEL_RULES: Readonly<Record<string, IntegerRule>> = {
   retentionSeconds: { min: 0, max: Number.MAX_SAFE_INTEGER, zeroOrAtLeast: 60 },
 };
 
-const RATE_LIMIT_RULES: Readonly<Record<string, IntegerRule>> = {
+export const RATE_LIMIT_RULES: Readonly<Record<string, IntegerRule>> = {
   intervalMicros: { min: 10_000, max: Number.MAX_SAFE_INTEGER },
   burst: { min: 1, max: 2_147_483_647 },
 };

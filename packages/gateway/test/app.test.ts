@@ -118,6 +118,23 @@ describe('probes and metrics', () => {
     expect((await errorOf(response)).kind).toBe('unavailable');
   });
 
+  it('adds readyDetail to /readyz, ready or not', async () => {
+    const disk = { alarm: true, freeBytes: 10 };
+    const detailed = createGatewayApp(service, { readyDetail: () => ({ disk }) });
+    const ready = await call(detailed, 'GET', '/readyz', { noAuth: true });
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', disk });
+    service.readyNow = false;
+    const response = await call(detailed, 'GET', '/readyz', { noAuth: true });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await response.json()).toEqual({
+      kind: 'unavailable',
+      message: 'not every spool has a known primary',
+      details: { disk },
+    });
+  });
+
   it('counts requests by operation and status, with a latency histogram', async () => {
     await call(app, 'GET', '/v1/spools/default');
     await call(app, 'GET', '/v1/spools/default');

@@ -34,6 +34,21 @@ describe('error rendering', () => {
     }
   });
 
+  it('puts the 507 storage_full wait in Retry-After; spool_full (a plan cap) has none', async () => {
+    const full = new MqError('storage_full', 'disk low', { retryAfterSeconds: 5, freeBytes: 10 });
+    const response = mqErrorResponse(full);
+    expect(response.status).toBe(507);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await response.json()).toEqual({
+      kind: 'storage_full',
+      message: 'disk low',
+      details: { freeBytes: 10 },
+    });
+    const cap = mqErrorResponse(new MqError('spool_full', 'cap'));
+    expect(cap.status).toBe(507);
+    expect(cap.headers.get('retry-after')).toBeNull();
+  });
+
   it('adds Retry-After: 1 to 503', () => {
     expect(mqErrorResponse(new MqError('unavailable', 'no primary')).headers.get('retry-after')).toBe('1');
     expect(mqErrorResponse(new MqError('internal', 'x')).headers.get('retry-after')).toBeNull();

@@ -17,7 +17,22 @@ export { CursorCodec, CursorKind } from './host/cursors.js';
 export { PatternCache } from './host/patterns.js';
 export { SpoolHost, type SpoolHostOptions } from './host/spool-host.js';
 export { HostedSpoolService } from './host/hosted-service.js';
-export { type HostResolver } from './host/hosted-service.js';
+export {
+  DiskMonitor,
+  type DiskMonitorOptions,
+  type DiskMonitorStatus,
+  type DiskProbe,
+  DISK_POLL_MS_DEFAULT,
+  statfsProbe,
+} from './host/disk-monitor.js';
+export {
+  DiskWatermark,
+  type DiskSpace,
+  type DiskWatermarkStatus,
+  reserveBytesOf,
+  STORAGE_FULL_RETRY_AFTER_SECONDS,
+} from './host/disk-watermark.js';
+export { type HostResolver, type GrowthGuard } from './host/hosted-service.js';
 export {
   Member,
   type MemberStatus,
@@ -66,6 +81,19 @@ export {
 export { MetaCodecError } from './cluster/meta-bytes.js';
 export { placeReplicas, REPLICAS_PER_SPOOL_DEFAULT } from './cluster/placement.js';
 export { type RaftTuning } from './cluster/raft-tuning.js';
+export {
+  type GroupHandOff,
+  type HandOffReport,
+  HAND_OFF_TIMEOUT_MS_DEFAULT,
+  handOffGroups,
+} from './cluster/lame-duck.js';
+export {
+  StorageRecovery,
+  type RecoveryEvent,
+  type RecoveryTarget,
+  type StorageRecoveryStatus,
+  STORAGE_RECOVERY_RETRY_MS_DEFAULT,
+} from './cluster/storage-recovery.js';
 export { notPrimary, proposalError } from './cluster/cluster-errors.js';
 export {
   encodeEntry,

@@ -3,10 +3,17 @@ export { MemoryStorageEngine, type MemoryStorageOptions } from './storage/memory
 export {
   LevelStorageEngine,
   type LevelStorageOptions,
+  type WriteFault,
   type TornTailReason,
   type TornTailReport,
 } from './storage/level-storage.js';
-export { StorageError, isStorageError, type StorageErrorKind } from './storage/storage-error.js';
+export {
+  StorageError,
+  isStorageError,
+  isRecoverableStorageError,
+  asStorageError,
+  type StorageErrorKind,
+} from './storage/storage-error.js';
 export { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from './storage/storage-stats.js';
 export { crc32c, crc32cUpdate } from './storage/crc32c.js';
 export { MemoryNetwork, type MemoryNetworkOptions, type MemoryNetworkStats } from './transport/memory-transport.js';

@@ -35,6 +35,22 @@ export interface HardState {
   readonly term: number;
   readonly vote: NodeId | null;
   readonly commit: number;
+  /**
+   * Set by storage when it found entries it had stored unreadable (a flipped bit, a torn
+   * record) and dropped them; kept durable until the replica has caught up again (see
+   * RaftCore's `damage`). Absent or null: nothing was lost.
+   */
+  readonly damage?: StorageDamage | null;
+}
+
+/**
+ * What a replica may have acknowledged and then lost: its log reached at least `lastIndex`,
+ * ending in an entry of term `lastTerm` or lower (storage gives an upper bound when the last
+ * record itself is unreadable). A leader may have counted those acknowledgements toward a commit.
+ */
+export interface StorageDamage {
+  readonly lastIndex: number;
+  readonly lastTerm: number;
 }
 
 export interface ClusterConfig {
@@ -194,6 +210,14 @@ export interface StorageEngine {
   /** Groups that have any state on disk. */
   groups(): Promise<GroupId[]>;
   close(): Promise<void>;
+  /**
+   * After a failed write (calls rejected with StorageError `io`), makes the engine writable
+   * again by re-reading what the medium holds; never assumes the failed write happened or did
+   * not. Call it only once no group is in use (their nodes closed); every group must `load()`
+   * again before it writes. Rejects while the medium still fails (the engine stays refusing).
+   * Optional: an engine without it cannot recover in process.
+   */
+  reopen?(): Promise<void>;
 }
 
 /** Delivers messages between members. Best effort: may drop, delay, reorder or duplicate. */

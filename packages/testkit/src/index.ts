@@ -4,3 +4,4 @@
 export * from './conformance/index.js';
 export * from './chaos/index.js';
 export * from './cluster/index.js';
+export * from './openapi/index.js';

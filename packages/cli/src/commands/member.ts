@@ -29,6 +29,7 @@ import {
 } from '../listener-options.js';
 import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
+import { HAND_OFF_FLAGS, HAND_OFF_USAGE, handOffBeforeStop, handOffOf } from '../hand-off.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
 import type { SpoolService } from '@spoolmq/engine';
@@ -61,6 +62,7 @@ import {
   warnIfInsecure,
 } from '../cluster-tls-options.js';
 import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
+import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -81,6 +83,10 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly join: boolean;
   /** The gRPC links' certificates, or the explicit choice to run without TLS. */
   readonly clusterTls: ClusterTlsChoice;
+  /** Bound of the hand-off of this member's primaries before it stops (0: none). */
+  readonly handOffSeconds: number;
+  /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
+  readonly diskReserveBytes?: number;
 }
 
 export interface MemberHandle {
@@ -97,7 +103,11 @@ export interface MemberHandle {
   readonly ready: Promise<void>;
   /** Resolves with the name of the first Raft group that stopped on its own state. */
   readonly failed: Promise<string>;
-  /** Graceful stop: HTTP first (long polls answer 204), the gateway's links, the member. */
+  /**
+   * Graceful stop: the member hands its primaries over (lame duck, within --hand-off-seconds;
+   * the API keeps answering meanwhile), then HTTP stops (long polls answer 204), the gateway's
+   * links, the member.
+   */
   close(): Promise<void>;
 }
 
@@ -107,7 +117,8 @@ const USAGE = `Usage: mq member --id ID --peers ID=HOST:PORT,... [--listen HOST:
 Runs one cluster member. Its gRPC port (Raft and the member service) is --listen; its HTTP port
 serves /healthz, /readyz, /metrics and the /v1 API (forwarded to each spool's primary).
 A member with empty storage founds the cluster with --peers as its members; afterwards the
-membership comes from storage. Stops gracefully on SIGINT or SIGTERM.
+membership comes from storage. Stops gracefully on SIGINT or SIGTERM: first hands the
+primaries it holds, with their leases, to its peers (--hand-off-seconds).
 
 Options:
   --id ID             This member's id, a key of --peers. Env MQ_ID. Required.
@@ -120,11 +131,13 @@ Options:
   --join              With empty storage, join an existing cluster instead of founding one:
                       wait to be added with \`mq admin members add ID HOST:PORT\`. --peers must
                       name this member and the existing ones.
+${HAND_OFF_USAGE}
 ${ADMIN_USAGE}
 ${TLS_USAGE}
 ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
+${DISK_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -151,6 +164,8 @@ export function parseMemberArgs(
     ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
     ...CLUSTER_TLS_FLAGS,
+    ...HAND_OFF_FLAGS,
+    ...DISK_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -176,8 +191,10 @@ export function parseMemberArgs(
     dataDir,
     join: flags['join'] === true,
     clusterTls: clusterTlsOf(flags, env, 'mq member'),
+    ...handOffOf(flags, env),
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
+    ...diskOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
@@ -220,6 +237,9 @@ export async function startMember(
     listen: options.listen,
     dataDir: options.dataDir,
     join: options.join,
+    ...(options.diskReserveBytes === undefined
+      ? {}
+      : { diskReserveBytes: options.diskReserveBytes }),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),
@@ -258,6 +278,7 @@ export async function startMember(
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
+      readyDetail: () => readyDetailOf(member),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
@@ -272,8 +293,8 @@ export async function startMember(
   const stopHangup = reloadOnHangup([api, adminServer]);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= api
-      .close()
+    (closing ??= handOffBeforeStop(member, options.handOffSeconds, logger)
+      .then(() => api.close())
       .finally(stopHangup)
       .finally(stopOperatorLog)
       .finally(() => adminServer.close())

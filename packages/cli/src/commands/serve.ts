@@ -3,7 +3,7 @@
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
 import { type ListenerTls, type RunningServer, startAdminServer, startHttpServer } from '@spoolmq/gateway';
-import { Member } from '@spoolmq/member';
+import { type DiskProbe, Member } from '@spoolmq/member';
 import { MemoryNetwork } from '@spoolmq/raft';
 import { parseFlags } from '../args.js';
 import {
@@ -39,6 +39,7 @@ import { memberDirectory } from '../member-accounts.js';
 import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
+import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -54,6 +55,11 @@ export interface ServeOptions extends HttpListen, AdminListen {
   readonly adminTls: ListenerTls | null;
   /** Directory of the member's storage (created if missing). */
   readonly dataDir: string;
+  /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
+  readonly diskReserveBytes?: number;
+  /** Tests: reads the data volume's free space instead of fs.statfs, every `diskPollMs`. */
+  readonly diskProbe?: DiskProbe;
+  readonly diskPollMs?: number;
 }
 
 export interface ServeHandle {
@@ -85,6 +91,7 @@ ${ADMIN_USAGE}
 ${TLS_USAGE}
 ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
+${DISK_USAGE}
   -h, --help          Show this help.`;
 
 /**
@@ -100,6 +107,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...TLS_FLAGS,
     ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
+    ...DISK_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -113,6 +121,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
+    ...diskOf(flags, env),
   };
 }
 
@@ -131,6 +140,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     peers: { [SERVE_MEMBER_ID]: 'in-process:0' },
     transport: new MemoryNetwork().transport(SERVE_MEMBER_ID),
     dataDir: options.dataDir,
+    ...memberDiskOptions(options),
     ...groups.hooks,
   });
   const stopOperatorLog =
@@ -157,6 +167,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()),
+      readyDetail: () => readyDetailOf(member),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
@@ -185,6 +196,17 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
     adminPort: admin.port,
     failed: groups.failed,
     close,
+  };
+}
+
+/** The disk watermark's member options, those given only. */
+function memberDiskOptions(options: ServeOptions) {
+  return {
+    ...(options.diskReserveBytes === undefined
+      ? {}
+      : { diskReserveBytes: options.diskReserveBytes }),
+    ...(options.diskProbe === undefined ? {} : { diskProbe: options.diskProbe }),
+    ...(options.diskPollMs === undefined ? {} : { diskPollMs: options.diskPollMs }),
   };
 }
 

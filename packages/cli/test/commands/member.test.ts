@@ -28,6 +28,7 @@ describe('parseMemberArgs', () => {
       tls: null,
       adminTls: null,
       connectionsPerAddress: 1024,
+      handOffSeconds: 10,
     });
     expect(parseMemberArgs(['--id', 'n2', '--peers', PEERS, '--join'], INSECURE)).toMatchObject({ join: true });
     expect(() => parseMemberArgs(['--peers', PEERS], INSECURE)).toThrow(/--id/);

@@ -442,6 +442,8 @@ export class MemberAdmin implements AdminBackend {
       case 'moveOff':
         await this.moveOffHere(String(request['id']), request['allowShrink'] === true);
         return {};
+      case 'payloads':
+        return { chunks: this.member.servePayloads(String(request['group']), request['items']) };
       default:
         throw new MqError('invalid_argument', 'unknown accounts call');
     }
@@ -531,6 +533,11 @@ export class MemberAdmin implements AdminBackend {
     } catch (error) {
       throw unavailable(`leadership transfer failed: ${String(error)}`);
     }
+  }
+
+  /** Runs a forwarded step on member `id` (payload fetches of spool replicas). */
+  call(id: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.callOn(id, request);
   }
 
   /** Runs `request` on member `id` (here when it is this member). Rejects with MqError. */

@@ -6,9 +6,12 @@ import type {
   GrpcServiceRegistration,
   Refusal,
   StorageEngine,
+  TornTailReport,
   Transport,
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
+import type { DiskProbe } from '../host/disk-monitor.js';
+import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
 
@@ -40,6 +43,11 @@ export interface MemberOptions {
   /** Replicas per spool (default 3): a spool gets min(members, this). */
   readonly replicasPerSpool?: number;
   readonly waitersPerQueueMax?: number;
+  /**
+   * Bytes of payloads the member keeps in memory for reads, across its spools (default 64 MiB):
+   * a consumer that keeps up reads from it; older payloads are read from their segment files.
+   */
+  readonly payloadCacheBytes?: number;
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
   readonly grpcServices?: (service: SpoolService) => readonly GrpcServiceRegistration[];
   /**
@@ -56,19 +64,38 @@ export interface MemberOptions {
   /** Told of every call or Raft frame refused for the caller's identity. */
   readonly onRefused?: (refusal: Refusal) => void;
   /**
-   * Told when a group's node stopped on its own state (a storage failure, a broken invariant):
-   * the group serves nothing more here until the process restarts, so the command exits.
+   * Told when a group's node stopped on its own state (a broken invariant): the group serves
+   * nothing more here until the process restarts, so the command exits. A storage failure (a
+   * write refused: ENOSPC, EIO) is not reported here when the storage can reopen: the member
+   * recovers from it in process (onStorageRecovery).
    */
   readonly onGroupFailure?: (group: string, error: Error) => void;
+  /** Told when a storage recovery starts, retries and ends (see storage-recovery.ts). */
+  readonly onStorageRecovery?: (event: RecoveryEvent) => void;
   /** Told of each Raft message from a peer dropped because it contradicts this member's log. */
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
+  /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
+  readonly onTornTail?: (report: TornTailReport) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
+  /**
+   * Free space on the data volume below which growth (send, ack-and-send, queue create) is
+   * refused with 507 storage_full, in bytes. Default: the larger of 1 GiB and 5% of the volume.
+   */
+  readonly diskReserveBytes?: number;
+  /**
+   * Reads the data volume's free space (default: fs.statfs of `dataDir`). With `storage` and no
+   * probe, the member watches no disk.
+   */
+  readonly diskProbe?: DiskProbe;
+  /** How often the data volume is sampled, ms (default 1,000). Through `clock`. */
+  readonly diskPollMs?: number;
 }
 
 /**
  * Throws Error when: an id is not 1-64 of [A-Za-z0-9_.-], `peers` lacks this member, not exactly
- * one of `dataDir` and `storage` is given, or `replicasPerSpool` is not a positive integer.
+ * one of `dataDir` and `storage` is given, `replicasPerSpool` or `diskPollMs` is not a positive
+ * integer, or `diskReserveBytes` is not a non-negative integer.
  */
 export function checkOptions(options: MemberOptions): void {
   if (!PEER_ID.test(options.id)) {
@@ -82,6 +109,14 @@ export function checkOptions(options: MemberOptions): void {
   }
   if ((options.dataDir === undefined) === (options.storage === undefined)) {
     throw new Error('member: exactly one of dataDir and storage is required');
+  }
+  const reserve = options.diskReserveBytes;
+  if (reserve !== undefined && (!Number.isSafeInteger(reserve) || reserve < 0)) {
+    throw new Error('member: diskReserveBytes must be a non-negative integer');
+  }
+  const pollMs = options.diskPollMs;
+  if (pollMs !== undefined && (!Number.isSafeInteger(pollMs) || pollMs < 1)) {
+    throw new Error('member: diskPollMs must be a positive integer');
   }
   const replicas = options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT;
   if (!Number.isSafeInteger(replicas) || replicas < 1) {

@@ -27,20 +27,24 @@ import {
   type RaftNode,
   type ClusterSecurity,
   INSECURE_CLUSTER,
+  isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
+import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import type { SpoolHost } from '../host/spool-host.js';
 import { TokenCodec } from '../host/tokens.js';
+import { MemberPayloads } from '../store/member-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import {
   type AccountWatcher,
   type AccountsHost,
   accountsServiceRegistration,
 } from '../rpc/accounts-rpc.js';
+import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { MemberAdmin } from './member-admin.js';
 import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
 import { hex, hostsReplica } from './meta-state.js';
@@ -50,6 +54,7 @@ import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
 import { ReplicaMover } from './replica-mover.js';
+import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
   type ClusterCodecs,
   SpoolReplica,
@@ -82,6 +87,10 @@ export interface MemberStatus {
   readonly spools: readonly SpoolReplicaStatus[];
   /** Depths of the spools this member serves (at most STATUS_DEPTH_SPOOLS_MAX). */
   readonly depths: readonly SpoolDepth[];
+  /** The data volume's watermark (null or absent when the member watches no disk). */
+  readonly disk?: DiskMonitorStatus | null;
+  /** Recoveries from storage failures (absent in statuses made before they existed). */
+  readonly storageRecovery?: StorageRecoveryStatus;
 }
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
@@ -151,24 +160,45 @@ export class Member implements AccountsHost {
   private readonly patterns = new PatternCache();
   private storageValue!: StorageEngine;
   private ownsStorage = false;
+  /** The spool replicas' payload stores and their shared cache. */
+  private payloads!: MemberPayloads;
   private transport!: Transport;
   private router!: GroupRouter;
   private metaValue: MetaReplica | null = null;
   private codecs: ClusterCodecs | null = null;
   private grpcTransport: GrpcTransport | null = null;
   private closing = false;
+  /** Handing its groups over before stopping: not ready, opens no spool as primary. */
+  private lameDuck = false;
   private lastStartError: Error | null = null;
+  /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
+  private readonly disk: DiskMonitor | null;
+  /** Restarts every group in process after a storage failure (storage-recovery.ts). */
+  private readonly recovery: StorageRecovery;
+  /** The groups are stopped for a recovery: no replica starts until they start again. */
+  private groupsStopped = false;
 
   private constructor(options: MemberOptions) {
     this.options = options;
     this.id = options.id;
     this.clock = options.clock ?? systemClock;
     this.plan = resolvePlan(options.plan);
+    this.disk = diskMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.hostFor(spool),
       () => this.isServiceReady(),
+      () => this.disk?.refuseGrowth() ?? null,
     );
     this.peers = { ...options.peers };
+    this.recovery = new StorageRecovery(
+      {
+        stopGroups: () => this.stopGroups(),
+        reopenStorage: () => this.reopenStorage(),
+        startGroups: () => this.startGroups(),
+      },
+      this.clock,
+      options.onStorageRecovery,
+    );
     this.admin = new MemberAdmin(this);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
     this.mover = new ReplicaMover({
@@ -206,14 +236,40 @@ export class Member implements AccountsHost {
       // Payloads, key hashes and the cluster secret live here: this user's alone.
       await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
       await chmod(options.dataDir!, 0o700);
-      this.storageValue = await LevelStorageEngine.open(options.dataDir!);
+      this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
+        onTornTail: options.onTornTail,
+      });
       this.ownsStorage = true;
     }
+    // Sampled before any group starts: on a full volume, growth is refused from the first call.
+    await this.disk?.start();
+    this.payloads = new MemberPayloads({
+      dataDir: options.storage === undefined ? options.dataDir! : null,
+      storage: this.storageValue,
+      ...(options.payloadCacheBytes === undefined
+        ? {}
+        : { cacheBytes: options.payloadCacheBytes }),
+    });
     this.transport = options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
     const stored = await this.storageValue.groups();
+    this.metaValue = await this.startMeta(stored);
+    this.watchNode(META_GROUP, this.metaValue.node);
+    await this.startStoredReplicas(stored);
+    this.reconcile();
+    // Metadata applied while this member was not caught up (no known leader, entries still to
+    // apply) is acted on only by a later apply; a member just removed from the metadata group
+    // gets none, and kept its moved replica for good (issue 14, the replica-mover test). So the
+    // reconciliation also runs on a timer: it is idempotent and cheap.
+    this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
+    this.reconcileTimer.unref();
+  }
+
+  /** Starts the metadata group from storage (`stored`: the groups storage holds). */
+  private startMeta(stored: readonly string[]): Promise<MetaReplica> {
+    const options = this.options;
     const members = Object.keys(options.peers).sort();
-    this.metaValue = await MetaReplica.start({
+    return MetaReplica.start({
       memberId: this.id,
       storage: this.storageValue.group(META_GROUP),
       transport: this.transport,
@@ -226,15 +282,6 @@ export class Member implements AccountsHost {
       randomBytes: options.randomBytes ?? ((bytes) => cryptoRandomBytes(bytes)),
       onApplied: (command, result) => this.onMetaApplied(command, result),
     });
-    this.watchNode(META_GROUP, this.metaValue.node);
-    await this.startStoredReplicas(stored);
-    this.reconcile();
-    // Metadata applied while this member was not caught up (no known leader, entries still to
-    // apply) is acted on only by a later apply; a member just removed from the metadata group
-    // gets none, and kept its moved replica for good (issue 14, the replica-mover test). So the
-    // reconciliation also runs on a timer: it is idempotent and cheap.
-    this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
-    this.reconcileTimer.unref();
   }
 
   /**
@@ -251,7 +298,10 @@ export class Member implements AccountsHost {
       if (other !== undefined) stale.push(spoolGroup(parsed.name, Math.min(other, parsed.gen)));
       latest.set(parsed.name, Math.max(other ?? 0, parsed.gen));
     }
-    for (const group of stale) await this.storageValue.group(group).destroy();
+    for (const group of stale) {
+      await this.storageValue.group(group).destroy();
+      await this.payloads.destroy(group);
+    }
     for (const [name, gen] of latest) this.startReplica(name, gen, undefined);
   }
 
@@ -288,10 +338,20 @@ export class Member implements AccountsHost {
     this.grpcTransport?.setPeers(this.peers);
   }
 
-  /** Reports a group's stop and the messages its node drops to the member's listeners. */
+  /**
+   * Reports a group's stop and the messages its node drops to the member's listeners. A stop on
+   * a storage failure (the disk full or failing) starts a recovery instead, when the storage can
+   * reopen: the member comes back in process once the disk does.
+   */
   private watchNode(group: string, node: RaftNode): void {
     const { onGroupFailure, onRaftRejected } = this.options;
-    if (onGroupFailure !== undefined) node.on('error', (error) => onGroupFailure(group, error));
+    node.on('error', (error) => {
+      if (isRecoverableStorageError(error) && this.storageValue.reopen !== undefined) {
+        this.recovery.trigger(group, error);
+      } else {
+        onGroupFailure?.(group, error);
+      }
+    });
     if (onRaftRejected !== undefined) {
       node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
     }
@@ -416,6 +476,23 @@ export class Member implements AccountsHost {
   }
 
   /** This member's replica of `spool`, if it holds one. */
+  /**
+   * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
+   * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
+   */
+  servePayloads(group: string, items: unknown): (string | null)[] {
+    const parsed = parseSpoolGroup(group);
+    const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
+    if (replica === undefined || replica.group !== group) {
+      throw unavailable(`no replica of ${group} runs on this member`);
+    }
+    try {
+      return replica.servePayloads(items);
+    } catch (error) {
+      throw new MqError('invalid_argument', String(error));
+    }
+  }
+
   replica(spool: string): SpoolReplica | undefined {
     return this.replicas.get(spool);
   }
@@ -454,6 +531,8 @@ export class Member implements AccountsHost {
       meta: this.meta.status(),
       spools: [...this.replicas.values()].map((replica) => replica.status()),
       depths: this.depths(),
+      disk: this.disk?.status() ?? null,
+      storageRecovery: this.recovery.status(),
     };
   }
 
@@ -471,6 +550,11 @@ export class Member implements AccountsHost {
     return out;
   }
 
+  /** The data volume's watermark, null when the member watches no disk. */
+  diskStatus(): DiskMonitorStatus | null {
+    return this.disk?.status() ?? null;
+  }
+
   /**
    * The storage engine's counters (fsyncs, entries and bytes written, fsync latencies), shared by
    * every group this member hosts; null before the engine is open or when an engine passed in the
@@ -483,6 +567,29 @@ export class Member implements AccountsHost {
   }
 
   /**
+   * Graceful hand-off before `close` (lame duck): from now on the member is not ready and opens
+   * no spool as primary; every group it leads is handed to an up-to-date peer, spools with their
+   * leases (lame-duck.ts), within `timeoutMs` in all. Resolves with what moved; never rejects.
+   * A single member, or one whose peers are all gone, has nobody to hand over to.
+   */
+  async handOff(timeoutMs?: number): Promise<HandOffReport> {
+    if (this.closing) return { groups: [], complete: true, elapsedMs: 0 };
+    this.lameDuck = true;
+    const groups: HandOffGroup[] = [];
+    for (const replica of this.replicas.values()) {
+      replica.enterLameDuck();
+      const handOver = (to: string): Promise<void> => replica.handOff(to);
+      groups.push({ group: replica.group, node: replica.node, handOver });
+    }
+    const meta = this.metaValue;
+    if (meta !== null) {
+      const handOver = (to: string): Promise<void> => meta.node.transferLeadership(to);
+      groups.push({ group: META_GROUP, node: meta.node, handOver });
+    }
+    return handOffGroups(this.id, groups, timeoutMs);
+  }
+
+  /**
    * Stops every group (long polls end, calls answer unavailable), then the transport, then the
    * storage when the member opened it. Idempotent.
    */
@@ -490,6 +597,9 @@ export class Member implements AccountsHost {
     if (this.closing) return;
     this.closing = true;
     if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
+    this.disk?.close();
+    this.recovery.close();
+    await this.recovery.settled();
     const closed = unavailable(`member ${this.id} closed`);
     for (const waiter of this.readyWaiters) {
       clearTimeout(waiter.timer);
@@ -536,7 +646,9 @@ export class Member implements AccountsHost {
 
   /** Every local spool has a known (and, when it is this member, open) primary; secret known. */
   private isServiceReady(): boolean {
-    if (this.closing || this.codecs === null) return false;
+    if (this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering) {
+      return false;
+    }
     for (const replica of this.replicas.values()) {
       if (!replica.hasKnownPrimary()) return false;
     }
@@ -685,12 +797,16 @@ export class Member implements AccountsHost {
   private startReplica(spool: string, gen: number, bootstrap: readonly string[] | undefined): void {
     if (this.closing || this.replicas.has(spool) || this.starting.has(spool)) return;
     if (this.stopping.has(spool)) return; // reconciled again once stopped
+    if (this.groupsStopped) return; // a storage recovery starts them
     const options = this.options;
+    const group = spoolGroup(spool, gen);
     const start = SpoolReplica.start({
       name: spool,
       gen,
       memberId: this.id,
-      storage: this.storageValue.group(spoolGroup(spool, gen)),
+      storage: this.storageValue.group(group),
+      openPayloads: () => this.payloads.open(group),
+      callMember: (member, request) => this.admin.call(member, request),
       transport: this.transport,
       router: this.router,
       ...(bootstrap === undefined ? {} : { bootstrap }),
@@ -714,6 +830,7 @@ export class Member implements AccountsHost {
           return;
         }
         this.replicas.set(spool, replica);
+        if (this.lameDuck) replica.enterLameDuck();
         this.watchNode(replica.group, replica.node);
         if (this.codecs !== null) replica.provideCodecs(this.codecs);
         this.reconcile();
@@ -727,6 +844,45 @@ export class Member implements AccountsHost {
     this.starting.set(spool, start);
   }
 
+  // ---- Storage recovery (storage-recovery.ts) -----------------------------------------------
+
+  /** Closes every group; the closed metadata replica stays readable until its successor runs. */
+  private async stopGroups(): Promise<void> {
+    this.groupsStopped = true;
+    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
+    const replicas = [...this.replicas.values()];
+    this.replicas.clear();
+    await Promise.all(replicas.map((replica) => replica.close()));
+    await this.metaValue?.close();
+  }
+
+  private async reopenStorage(): Promise<void> {
+    if (this.closing) return;
+    await this.storageValue.reopen!();
+  }
+
+  /**
+   * Starts the metadata group, then the stored spool groups, from what storage holds now. The
+   * new metadata replica takes over once it has applied what its log says is committed, so the
+   * accounts and keys the gateway checks never go back to an older table meanwhile.
+   */
+  private async startGroups(): Promise<void> {
+    if (this.closing) return;
+    const stored = await this.storageValue.groups();
+    const meta = await this.startMeta(stored);
+    // Watched at once: a node that fails while catching up makes the recovery run again.
+    this.watchNode(META_GROUP, meta.node);
+    await appliedCommitted(meta.node);
+    if (this.closing) {
+      await meta.close();
+      return;
+    }
+    this.metaValue = meta;
+    this.groupsStopped = false;
+    await this.startStoredReplicas(stored);
+    this.onMetaApplied(null, null);
+  }
+
   /** The spool was deleted, recreated or moved away: stop its replica and drop its storage. */
   private stopReplica(spool: string): void {
     const replica = this.replicas.get(spool);
@@ -736,6 +892,7 @@ export class Member implements AccountsHost {
     const stop = replica
       .close()
       .then(() => storage.destroy())
+      .then(() => this.payloads.destroy(replica.group))
       .catch((error: unknown) => {
         this.lastStartError = error instanceof Error ? error : new Error(String(error));
       })
@@ -745,6 +902,34 @@ export class Member implements AccountsHost {
       });
     this.stopping.set(spool, stop);
   }
+}
+
+/** Turns a freshly started node may take to apply the entries its log holds as committed. */
+const CATCH_UP_TURNS_MAX = 1_000;
+
+/**
+ * Resolves once `node` has applied every entry it loaded as committed (its first turns do), or
+ * after CATCH_UP_TURNS_MAX turns (a node that cannot apply is then judged by its own status).
+ */
+async function appliedCommitted(node: RaftNode): Promise<void> {
+  const target = node.status().commitIndex;
+  for (let turn = 0; turn < CATCH_UP_TURNS_MAX; turn++) {
+    if (node.status().appliedIndex >= target) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The watermark of the data volume: of `dataDir`, or of an injected probe; else none. */
+function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null {
+  const probe =
+    options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
+  if (probe === undefined) return null;
+  return new DiskMonitor({
+    probe,
+    clock,
+    ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
+    ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
+  });
 }
 
 /** Whether two plans set the same limits. */

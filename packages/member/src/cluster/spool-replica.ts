@@ -6,6 +6,10 @@
 // startedAt moves, counters restart) with tokens carrying the Raft term. Losing leadership closes
 // the host at once: long polls answer null, later calls answer unavailable, proposals in flight
 // get their errors from Raft. Primary-local engine state is rebuilt by the next opening.
+//
+// A planned hand-off (`handOff`, the member's lame duck) keeps the leases: the primary stops
+// serving, logs the leases it holds (hand-off-record.ts), then transfers its leadership; the next
+// primary opens with them when that record is the last thing before its barrier.
 
 import {
   type ApplyResult,
@@ -19,7 +23,10 @@ import {
   type GroupRouter,
   type GroupStorage,
   RaftNode,
+  type Snapshot,
+  type SnapshotWork,
   type StateMachine,
+  type StorageDamage,
   type Transport,
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
@@ -27,8 +34,11 @@ import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
 import { SpoolHost } from '../host/spool-host.js';
 import type { TokenCodec } from '../host/tokens.js';
+import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replica-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
+import { PayloadFetcher, parseFetchItems, servePayloadChunks } from './payload-fetch.js';
+import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
 
@@ -45,6 +55,19 @@ export interface SpoolReplicaOptions {
   readonly gen: number;
   readonly memberId: string;
   readonly storage: GroupStorage;
+  /**
+   * Opens the store where the replica keeps its payloads (default: a new one in memory); the
+   * replica closes it. What it throws fails the start.
+   */
+  readonly openPayloads?: () => ReplicaPayloadStore;
+  /**
+   * Runs a call on another member (payload fetches after another replica's snapshot was
+   * installed here). Without it, missing payloads stay missing.
+   */
+  readonly callMember?: (
+    member: string,
+    request: Record<string, unknown>,
+  ) => Promise<Record<string, unknown>>;
   readonly transport: Transport;
   readonly router: GroupRouter;
   /** Founding replicas, used only when the storage holds nothing for the group. */
@@ -66,6 +89,8 @@ export interface SpoolReplicaStatus {
   readonly term: number;
   readonly leaderId: string | null;
   readonly commitIndex: number;
+  /** Entries lost to bad bytes here, awaiting repair from the leader (see RaftCore `damage`). */
+  readonly storageDamage: StorageDamage | null;
   readonly appliedIndex: number;
   readonly lastIndex: number;
   readonly snapshotIndex: number;
@@ -118,14 +143,38 @@ export class SpoolReplica implements StateMachine {
   private failure: Error | null = null;
   private openings = 0;
   private restores = 0;
+  private readonly payloads: ReplicaPayloadStore;
+  /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
+  private readonly checkpoints = new WeakMap<Uint8Array, number>();
+  private readonly fetcher: PayloadFetcher;
+  /** Which hand-off record, if any, the next opening takes over. */
+  private readonly handOffs = new HandOffTracker();
+  /** The member is stopping: this replica never opens as primary again. */
+  private lameDuck = false;
+  /** The member this replica is handing its leadership to (the hint for callers meanwhile). */
+  private heir: string | null = null;
+  /** The lease record of a hand-off in progress, until it is committed. */
+  private unsentRecord: Uint8Array[] | null = null;
 
-  private constructor(options: SpoolReplicaOptions) {
+  private constructor(options: SpoolReplicaOptions, payloads: ReplicaPayloadStore) {
     this.options = options;
     this.name = options.name;
     this.gen = options.gen;
     this.group = spoolGroup(options.name, options.gen);
-    this.engineValue = new SpoolEngine(options.plan);
+    this.payloads = payloads;
+    this.engineValue = SpoolEngine.over(this.payloads, options.plan);
     this.codecs = options.codecs;
+    this.fetcher = new PayloadFetcher({
+      group: this.group,
+      engine: () => this.engineValue,
+      sources: () => this.fetchSources(),
+      call: (member, request) => {
+        const call = this.options.callMember;
+        if (call === undefined) return Promise.reject(new Error('no calls to other members'));
+        return call(member, request);
+      },
+      closed: () => this.closed || this.failure !== null,
+    });
   }
 
   /**
@@ -133,16 +182,25 @@ export class SpoolReplica implements StateMachine {
    * the router and starts taking part in elections. Throws what RaftNode.start throws.
    */
   static async start(options: SpoolReplicaOptions): Promise<SpoolReplica> {
-    const replica = new SpoolReplica(options);
-    const node = await RaftNode.start({
-      ...tuningOptions(options.raft),
-      id: options.memberId,
-      group: replica.group,
-      storage: options.storage,
+    const payloads = options.openPayloads?.() ?? new MemoryReplicaPayloads();
+    const replica = new SpoolReplica(options, payloads);
+    let node: RaftNode;
+    try {
+      node = await RaftNode.start({
+        ...tuningOptions(options.raft),
+        id: options.memberId,
+        group: replica.group,
+        storage: replica.guardedStorage(options.storage),
       transport: options.transport,
-      stateMachine: replica,
-      ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
-    });
+        stateMachine: replica,
+        ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
+      });
+    } catch (error) {
+      await replica.payloads.close();
+      throw error;
+    }
+    // The saved snapshot (if any) is restored: what it does not reference is dead.
+    replica.payloads.sweep();
     replica.attach(node);
     options.router.add(replica.group, node);
     return replica;
@@ -153,6 +211,32 @@ export class SpoolReplica implements StateMachine {
     node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
     node.on('error', (error) => this.onNodeStopped(error));
     if (node.isLeader()) this.beginOpening(node.term());
+    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+  }
+
+  /** Payloads fetched from other replicas so far (after snapshots installed here). */
+  get payloadsFetched(): number {
+    return this.fetcher.fetched;
+  }
+
+  /**
+   * Answers another replica's payload fetch (see payload-fetch.ts): chunks of the payloads it
+   * names, from this replica's store. Throws Error for malformed items.
+   */
+  servePayloads(items: unknown): (string | null)[] {
+    const parsed = parseFetchItems(items);
+    if (parsed === null) throw new Error('malformed payload fetch');
+    return servePayloadChunks(this.engineValue, parsed);
+  }
+
+  /** Who to fetch payloads from: the leader, then the other voters. */
+  private fetchSources(): string[] {
+    const node = this.nodeValue;
+    if (node === null) return [];
+    const self = this.options.memberId;
+    const leader = node.leaderId();
+    const others = node.status().config.voters.filter((id) => id !== self && id !== leader);
+    return leader === null || leader === self ? others : [leader, ...others];
   }
 
   get node(): RaftNode {
@@ -173,30 +257,70 @@ export class SpoolReplica implements StateMachine {
 
   // ---- StateMachine ------------------------------------------------------------------------
 
-  /** Applies a committed entry: barrier -> null; command -> the engine's ApplyResult. */
+  /**
+   * Applies a committed entry: barrier or hand-off record -> null (noted for the next opening);
+   * command -> the engine's ApplyResult.
+   */
   apply(entry: AppliedEntry): ApplyResult | null {
     const data = entry.data;
-    if (isBarrier(data)) return null;
+    if (isBarrier(data)) {
+      this.handOffs.barrierApplied(entry.index);
+      return null;
+    }
+    if (isHandOffRecord(data)) {
+      this.handOffs.recordApplied(data);
+      return null;
+    }
+    this.handOffs.commandApplied();
     return this.engineValue.apply(entryCommand(owned(data)), entryTimeMs(data));
   }
 
   snapshot(): Uint8Array {
-    return this.engineValue.snapshot();
+    const checkpoint = this.payloads.checkpoint();
+    const data = this.engineValue.snapshot();
+    this.checkpoints.set(data, checkpoint);
+    return data;
   }
 
   /**
    * A snapshot of the engine as it is now, encoded in slices while entries go on applying
-   * (snapshot-writer.ts): a large backlog never blocks the member for the whole encode.
+   * (snapshot-writer.ts): a large backlog never blocks the member for the whole encode. It holds
+   * payload locations: the payload store is synced before it is saved (guardedStorage), and
+   * space released after this point is reclaimed only once it is saved.
    */
-  beginSnapshot(): SnapshotWriter {
-    return this.engineValue.beginSnapshot();
+  beginSnapshot(): SnapshotWork {
+    const checkpoint = this.payloads.checkpoint();
+    // A mostly dead segment is emptied now; it goes once a snapshot after this one is saved.
+    const target = this.payloads.compactionTarget?.() ?? null;
+    if (target !== null) this.engineValue.relocatePayloads(target);
+    const writer: SnapshotWriter = this.engineValue.beginSnapshot();
+    return {
+      step: (budgetBytes) => {
+        const data = writer.step(budgetBytes);
+        if (data !== null) this.checkpoints.set(data, checkpoint);
+        return data;
+      },
+      cancel: () => writer.cancel(),
+    };
   }
 
-  /** Replaces the engine by the snapshot's (never while serving: a leader installs none). */
+  /**
+   * Replaces the engine by the snapshot's (never while serving: a leader installs none). At
+   * start it is this replica's own saved snapshot, whose payload locations are valid here; later
+   * it comes from the leader: nothing stored here is referenced any more, and the payloads the
+   * snapshot's messages need are fetched (see fetchMissing).
+   */
   restore(data: Uint8Array): void {
     this.stepDown();
-    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan);
+    const installed = this.nodeValue !== null;
+    if (installed) {
+      this.payloads.retireAll();
+      this.checkpoints.set(data, this.payloads.checkpoint());
+    }
+    this.handOffs.reset();
+    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan, this.payloads);
     this.restores++;
+    if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
 
   // ---- Serving -----------------------------------------------------------------------------
@@ -216,7 +340,9 @@ export class SpoolReplica implements StateMachine {
     }
     const host = this.host;
     if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) return host;
-    throw notPrimary(this.name, node.leaderId());
+    // While handing over, the heir is where the spool is about to be served.
+    const hint = this.heir !== null && node.isLeader() ? this.heir : node.leaderId();
+    throw notPrimary(this.name, hint);
   }
 
   /** The member believed to lead the group (null when none is known). */
@@ -244,6 +370,7 @@ export class SpoolReplica implements StateMachine {
       term: status.term,
       leaderId: status.leaderId,
       commitIndex: status.commitIndex,
+      storageDamage: status.storageDamage,
       appliedIndex: status.appliedIndex,
       lastIndex: status.lastIndex,
       snapshotIndex: status.snapshotIndex,
@@ -252,6 +379,40 @@ export class SpoolReplica implements StateMachine {
       restores: this.restores,
       failure: this.failure?.message ?? null,
     };
+  }
+
+  /** The member is stopping: never open as primary again (a hand-off may follow). */
+  enterLameDuck(): void {
+    this.lameDuck = true;
+  }
+
+  /**
+   * Planned hand-off of the spool's leadership to voter `to`: stops serving at once (no lease
+   * changes from here on), logs the leases held (once; again on a retry until it commits), then
+   * transfers the leadership. Resolves once `to` leads; rejects as RaftNode.propose and
+   * transferLeadership do (the replica stays stepped down: the member is stopping).
+   *
+   * Two primaries never hand out one message: this host stops before the record is proposed;
+   * the next primary opens only once its barrier, after the record, is applied; and it takes
+   * over exactly the recorded leases that no later command settled.
+   */
+  async handOff(to: string): Promise<void> {
+    const node = this.node;
+    this.lameDuck = true;
+    this.heir = to;
+    const host = this.host;
+    const log = this.log;
+    if (host !== null && log !== null && node.isLeader() && node.term() === log.term) {
+      const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+      this.unsentRecord = encodeHandOff(atMs, log.term, host.outstandingLeases());
+    }
+    this.stepDown();
+    const record = this.unsentRecord;
+    if (record !== null) {
+      await Promise.all(record.map((part) => node.propose(part)));
+      this.unsentRecord = null;
+    }
+    await node.transferLeadership(to);
   }
 
   /** Stops serving, leaves the router and closes the node (storage stays, it is shared). */
@@ -263,13 +424,39 @@ export class SpoolReplica implements StateMachine {
     this.retryTimer = null;
     this.options.router.remove(this.group);
     await this.nodeValue?.close();
+    await this.payloads.close();
+  }
+
+  /**
+   * `storage` with snapshot saves ordered after the payload store: the payloads a snapshot
+   * points to are synced before it is saved (so its log entries may go), and the space it no
+   * longer needs is reclaimed after.
+   */
+  private guardedStorage(storage: GroupStorage): GroupStorage {
+    return {
+      group: storage.group,
+      load: () => storage.load(),
+      save: (hardState, entries) => storage.save(hardState, entries),
+      saveSnapshot: async (snapshot: Snapshot) => {
+        await this.payloads.sync();
+        await storage.saveSnapshot(snapshot);
+        const checkpoint = this.checkpoints.get(snapshot.data);
+        if (checkpoint !== undefined) this.payloads.saved(checkpoint);
+      },
+      compact: (index) => storage.compact(index),
+      destroy: () => storage.destroy(),
+    };
   }
 
   // ---- Leadership --------------------------------------------------------------------------
 
   private onLeaderChange(leaderId: string | null, term: number): void {
     const self = this.options.memberId;
-    if (this.log !== null && (leaderId !== self || term !== this.log.term)) this.stepDown();
+    if (this.log !== null && (leaderId !== self || term !== this.log.term)) {
+      // Kept in case this member wins the leadership back with nobody serving in between.
+      this.handOffs.rememberOwn(this.host!.outstandingLeases());
+      this.stepDown();
+    }
     if (leaderId === self) this.beginOpening(term);
     this.options.onChange?.();
   }
@@ -283,22 +470,33 @@ export class SpoolReplica implements StateMachine {
   /** Proposes the barrier of `term`; the host opens once it is applied. */
   private beginOpening(term: number): void {
     const node = this.nodeValue;
-    if (this.closed || node === null || this.codecs === null) return;
+    if (this.closed || this.lameDuck || node === null || this.codecs === null) return;
     if (this.openingTerm === term || this.log?.term === term) return;
     this.openingTerm = term;
     const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
     node.propose(encodeBarrier(atMs)).then(
-      () => this.openIfLeading(term),
+      (proposed) => this.openIfLeading(term, proposed.index),
       () => this.barrierFailed(term),
     );
   }
 
-  private openIfLeading(term: number): void {
+  /**
+   * Opens the host once the barrier of `term` (at `barrierIndex`) is applied. startedAt moves
+   * and the counters restart here even after a planned hand-off: the interface defines
+   * startedAt as the spool's last opening on its serving member, and the counters are the
+   * serving member's (its predecessor's stopped with it); only the leases carry over.
+   */
+  private openIfLeading(term: number, barrierIndex: number): void {
     if (this.openingTerm === term) this.openingTerm = 0;
     const node = this.node;
-    if (this.closed || this.host !== null || this.codecs === null) return;
-    if (!node.isLeader() || node.term() !== term) return;
-    const { tokens, cursors, patterns } = this.codecs;
+    const opens = !this.closed && !this.lameDuck && this.host === null && this.codecs !== null;
+    if (!opens || !node.isLeader() || node.term() !== term) {
+      // Not opening at this barrier: what it would have taken over waits for the next one.
+      if (this.host === null) this.handOffs.carry(barrierIndex);
+      return;
+    }
+    const codecs = this.codecs!; // `opens` checked it
+    const { tokens, cursors, patterns } = codecs;
     const engine = this.engineValue;
     const log = new RaftCommandLog(this.name, node, term, this.clock, engine.state.lastAppliedAtMs);
     const host = new SpoolHost({
@@ -317,7 +515,7 @@ export class SpoolReplica implements StateMachine {
     });
     this.log = log;
     this.host = host;
-    host.openPrimary();
+    host.openPrimary(this.handOffs.take(barrierIndex));
     this.openings++;
     this.options.onChange?.();
   }

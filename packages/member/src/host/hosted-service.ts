@@ -1,6 +1,8 @@
 // `SpoolService` over the spool hosts this process serves as primary: finds the host of the
 // spool (404 spool_not_found otherwise) and delegates. Every method is async so a synchronous
-// throw from a host becomes a rejection, as the interface promises.
+// throw from a host becomes a rejection, as the interface promises. Calls that grow the store
+// (create queue, send, ack-and-send) first ask the growth guard, once the host is found (a
+// member that is not the primary still redirects): the disk watermark refuses them there.
 
 import {
   type Delivery,
@@ -31,15 +33,28 @@ import type { SpoolHost } from './spool-host.js';
  */
 export type HostResolver = (spool: string) => SpoolHost;
 
+/** The refusal of a call that would grow the store (507 storage_full), or null to let it in. */
+export type GrowthGuard = () => MqError | null;
+
 export class HostedSpoolService implements SpoolService {
   /**
    * `hosts`: a fixed map (the local variant) or a resolver (the cluster, where the spools served
    * here change with leadership). `isReady`: the answer of `ready()` (default: always ready).
+   * `growthGuard`: asked before create queue, send and ack-and-send (default: never refuses).
    */
   constructor(
     private readonly hosts: ReadonlyMap<string, SpoolHost> | HostResolver,
     private readonly isReady: () => boolean = () => true,
+    private readonly growthGuard: GrowthGuard = () => null,
   ) {}
+
+  /** The host of `spool` for a call that grows the store; throws the guard's refusal. */
+  private growingHost(spool: string): SpoolHost {
+    const host = this.host(spool);
+    const refusal = this.growthGuard();
+    if (refusal !== null) throw refusal;
+    return host;
+  }
 
   private host(spool: string): SpoolHost {
     if (typeof this.hosts === 'function') return this.hosts(spool);
@@ -73,7 +88,7 @@ export class HostedSpoolService implements SpoolService {
   }
 
   async createQueue(spool: string, queue: string, input: SettingsInput): Promise<QueueView> {
-    return this.host(spool).createQueue(queue, input);
+    return this.growingHost(spool).createQueue(queue, input);
   }
 
   async updateQueue(spool: string, queue: string, patch: SettingsPatch): Promise<QueueView> {
@@ -89,7 +104,7 @@ export class HostedSpoolService implements SpoolService {
   }
 
   async send(spool: string, queue: string, request: SendRequest): Promise<SendResult> {
-    return this.host(spool).send(queue, request);
+    return this.growingHost(spool).send(queue, request);
   }
 
   async receive(spool: string, queue: string, request: ReceiveRequest): Promise<Delivery | null> {
@@ -146,6 +161,6 @@ export class HostedSpoolService implements SpoolService {
     queue: string,
     request: SendRequest,
   ): Promise<SendResult> {
-    return this.host(spool).ackAndSend(lease, queue, request);
+    return this.growingHost(spool).ackAndSend(lease, queue, request);
   }
 }

@@ -39,6 +39,7 @@ import {
   messageIdOf,
   resolveSettings,
 } from '@spoolmq/engine';
+import { AdoptedLeases, type TermedLease } from './adopted-leases.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { CommandLog } from './command-log.js';
 import { CursorKind, type CursorCodec } from './cursors.js';
@@ -105,6 +106,8 @@ export class SpoolHost {
   private armedAtMs = Infinity;
   private ticking = false;
   private tickAgain = false;
+  /** Leases taken over from the previous primary at the last opening (planned hand-off). */
+  private adopted = new AdoptedLeases();
   /** serving: the primary; standby: stepped down (may open again); closed: for good. */
   private mode: 'serving' | 'standby' | 'closed' = 'standby';
 
@@ -128,12 +131,16 @@ export class SpoolHost {
 
   /**
    * Starts serving as the primary (at construction by the local service; on every leadership
-   * gain in the cluster): no leases, counters restart, every timer deadline recomputed.
+   * gain in the cluster): no leases, counters restart, every timer deadline recomputed. After a
+   * planned hand-off, `handedOff` are the previous primary's leases: those still valid are taken
+   * over, and their tokens (of earlier terms) keep settling them here.
    */
-  openPrimary(): void {
+  openPrimary(handedOff: readonly TermedLease[] = []): void {
     if (this.mode === 'closed') throw new Error('spool host: closed');
     this.mode = 'serving';
-    this.engine.openPrimary(this.clock.nowMs());
+    const nowMs = this.clock.nowMs();
+    this.engine.openPrimary(nowMs);
+    this.adopted = new AdoptedLeases(this.engine.adoptLeases(handedOff, nowMs));
     this.arm(this.engine.nextDeadlineMs());
     this.wakeAll();
   }
@@ -147,6 +154,18 @@ export class SpoolHost {
     if (this.mode !== 'serving') return;
     this.mode = 'standby';
     this.stopServing();
+  }
+
+  /**
+   * Every lease held now, with its token's term, for a planned hand-off: the caller stops this
+   * host right after (nothing may change a lease between this list and the log record of it).
+   */
+  outstandingLeases(): TermedLease[] {
+    const term = this.log.term;
+    return this.engine.outstandingLeases().map((lease) => ({
+      ...lease,
+      term: this.adopted.termOf(lease.queueGen, lease.seq, lease.delivery, term),
+    }));
   }
 
   /** Stops timers and ends every long poll with null; later calls answer 503 unavailable. */
@@ -357,7 +376,7 @@ export class SpoolHost {
   peek(handle: string): PeekResult {
     const { message } = this.heldHandle(handle);
     return {
-      payload: message.payload,
+      payload: this.engine.payloadOf(message),
       messageId: messageIdOf(message.seq),
       state: this.engine.messageState(message, this.clock.nowMs()),
       retries: message.retries,
@@ -433,7 +452,8 @@ export class SpoolHost {
       leased: false,
     });
     const messageId = messageIdOf(message.seq);
-    return { payload: message.payload, lease, messageId, retries: message.retries };
+    const payload = this.engine.payloadOf(message);
+    return { payload, lease, messageId, retries: message.retries };
   }
 
   /**
@@ -484,7 +504,8 @@ export class SpoolHost {
 
   /**
    * Verifies `token` and checks its kind: 410 stale when it does not verify, 400 token_kind when
-   * it is not one of `kinds`, 410 primary_changed when minted under an earlier term.
+   * it is not one of `kinds`, 410 primary_changed when minted under an earlier term (unless it is
+   * a delivery lease this primary took over in a planned hand-off).
    */
   private openToken(token: string, ...kinds: TokenKind[]): TokenClaims {
     const claims = this.tokens.open(this.name, token);
@@ -493,8 +514,15 @@ export class SpoolHost {
       throw new MqError('token_kind', tokenKindMessage(claims.kind));
     }
     const term = this.log.term;
-    if (claims.term !== term) throw gone(claims.term < term ? 'primary_changed' : 'stale');
+    if (claims.term !== term && !this.isAdopted(claims, term)) {
+      throw gone(claims.term < term ? 'primary_changed' : 'stale');
+    }
     return claims;
+  }
+
+  private isAdopted(claims: TokenClaims, term: number): boolean {
+    if (claims.kind !== TokenKind.Lease || claims.term >= term) return false;
+    return this.adopted.accepts(claims.term, claims.queueGen, claims.seq, claims.delivery);
   }
 
   private heldLease(lease: string): HeldLease {
@@ -567,8 +595,11 @@ export class SpoolHost {
    * is visible again instead of pending under a lease nobody holds.
    */
   private delivery(queue: Queue, message: Message): Delivery {
+    let payload: Uint8Array;
     let lease: string;
     try {
+      // A payload this replica cannot read (503 unavailable) leaves the message visible.
+      payload = this.engine.payloadOf(message);
       lease = this.tokens.mint(this.name, {
         kind: TokenKind.Lease,
         term: this.log.term,
@@ -583,7 +614,7 @@ export class SpoolHost {
       throw error;
     }
     const messageId = messageIdOf(message.seq);
-    const base = { payload: message.payload, lease, messageId, retries: message.retries };
+    const base = { payload, lease, messageId, retries: message.retries };
     const deadline = message.leaseExpiresAtMs;
     return deadline === Infinity ? base : { ...base, leaseExpiresAtMs: deadline };
   }
@@ -696,7 +727,15 @@ export class SpoolHost {
         this.armRateTimer(queue);
         break;
       }
-      list.deliverToFirst(this.delivery(queue, outcome));
+      let delivery: Delivery;
+      try {
+        delivery = this.delivery(queue, outcome);
+      } catch {
+        // The payload is unreadable here for now: receivers stay parked until their wait ends
+        // (a direct receive answers the 503 itself).
+        break;
+      }
+      list.deliverToFirst(delivery);
     }
     if (list.size === 0) this.waiters.delete(queue.gen);
     this.rearm();

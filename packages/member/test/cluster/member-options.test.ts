@@ -16,6 +16,14 @@ describe('member options', () => {
     expect(() => checkOptions({ id: 'n1', peers, dataDir: '/d', replicasPerSpool: 0 })).toThrow(/replicasPerSpool/);
   });
 
+  it('refuses a disk reserve that is not a non-negative integer and a poll interval below 1 ms', () => {
+    const base = { id: 'n1', peers: { n1: 'h:1' }, dataDir: '/d' };
+    expect(() => checkOptions({ ...base, diskReserveBytes: 0, diskPollMs: 1 })).not.toThrow();
+    expect(() => checkOptions({ ...base, diskReserveBytes: -1 })).toThrow(/diskReserveBytes/);
+    expect(() => checkOptions({ ...base, diskReserveBytes: 0.5 })).toThrow(/diskReserveBytes/);
+    expect(() => checkOptions({ ...base, diskPollMs: 0 })).toThrow(/diskPollMs/);
+  });
+
   it('Member.start checks them before opening anything', async () => {
     await expect(Member.start({ id: 'n1', peers: { n2: 'x:1' }, dataDir: '/nonexistent' })).rejects.toThrow(/include/);
   });

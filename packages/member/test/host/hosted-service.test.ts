@@ -1,4 +1,4 @@
-import { SpoolEngine } from '@spoolmq/engine';
+import { MqError, SpoolEngine } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';
@@ -9,7 +9,7 @@ import { SpoolHost } from '../../src/host/spool-host.js';
 import { TokenCodec } from '../../src/host/tokens.js';
 import { SALT, SECRET, expectError } from './helpers.js';
 
-function service(): HostedSpoolService {
+function service(growthGuard?: () => MqError | null): HostedSpoolService {
   const clock = new ManualClock();
   const engine = new SpoolEngine();
   const host = new SpoolHost({
@@ -23,7 +23,7 @@ function service(): HostedSpoolService {
     appliesSynchronously: true,
   });
   host.openPrimary();
-  return new HostedSpoolService(new Map([['main', host]]));
+  return new HostedSpoolService(new Map([['main', host]]), undefined, growthGuard);
 }
 
 describe('HostedSpoolService', () => {
@@ -66,5 +66,38 @@ describe('HostedSpoolService', () => {
     const peek = s.peek('main', lease);
     expect(peek).toBeInstanceOf(Promise);
     await expectError(peek, 'gone', { reason: 'stale' });
+  });
+
+  it('asks the growth guard before create queue, send and ack-and-send only, after the spool', async () => {
+    let refusal: MqError | null = null;
+    let asked = 0;
+    const s = service(() => {
+      asked++;
+      return refusal;
+    });
+    await s.createQueue('main', 'q', {});
+    const send = { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false };
+    await s.send('main', 'q', send);
+    await s.send('main', 'q', send);
+    expect(asked).toBe(3);
+    refusal = new MqError('storage_full', 'disk low');
+    await expectError(s.send('main', 'q', send), 'storage_full');
+    await expectError(s.createQueue('main', 'r', {}), 'storage_full');
+    // An unknown spool answers 404 first: a member that is not the primary redirects.
+    await expectError(s.send('x', 'q', send), 'spool_not_found');
+    // Everything that drains keeps working under the alarm.
+    const first = await s.receive('main', 'q', { waitMs: 0 });
+    expect(first).not.toBeNull();
+    await expectError(s.ackAndSend('main', first!.lease, 'q', send), 'storage_full');
+    await s.ack('main', first!.lease);
+    const second = await s.receive('main', 'q', { waitMs: 0 });
+    await s.nack('main', second!.lease);
+    const again = await s.receive('main', 'q', { waitMs: 0 });
+    await s.fail('main', again!.lease);
+    await s.deleteQueue('main', 'q', 'force');
+    expect((await s.listQueues('main', { limit: 10 })).items).toEqual([]);
+    refusal = null;
+    await s.createQueue('main', 'q', {});
+    expect((await s.send('main', 'q', send)).messageId).toBeTypeOf('string');
   });
 });

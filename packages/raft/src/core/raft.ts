@@ -24,6 +24,7 @@ import {
   type RequestVoteResponse,
   type RestoredState,
   type Snapshot,
+  type StorageDamage,
 } from '../types.js';
 import { assert } from './assert.js';
 import {
@@ -117,6 +118,20 @@ export class RaftCore {
    * leaves it rebuilding.
    */
   private rebuilding: boolean;
+  /**
+   * Entries this replica acknowledged and then lost (storage found them unreadable on load).
+   * A leader may have counted those acknowledgements toward a commit, so until its log holds
+   * that much again this replica votes as if it still had its old log: it grants a vote (or
+   * pre-vote) only to a candidate whose log is at least as up-to-date as both its log and
+   * `damage` (the old log's end, or an upper bound of it). Every vote it gives is one plain Raft
+   * would give with the old log, so the proof of Leader Completeness (Raft 5.4.3) holds. It
+   * never campaigns meanwhile (as leader it could overwrite what it lost on its followers). It
+   * catches up from the leader like any follower; the damage ends once its log is at least as
+   * up-to-date as `damage` (see `noteCaughtUp`). Durable in the hard state until then, so a
+   * restart during the repair resumes it. The core of protocol-aware recovery (Alagappan et
+   * al., FAST 2018): a corrupt copy is repaired from peers instead of being trusted or fatal.
+   */
+  private damage: StorageDamage | null;
 
   private readonly progress = new Map<NodeId, Progress>();
   private readonly votes = new Map<NodeId, boolean>();
@@ -153,6 +168,14 @@ export class RaftCore {
     this.log = new RaftLog(baseIndex, baseTerm, entries, restored.hardState.commit);
     this.membership = new Membership(snapshot?.meta.config ?? EMPTY_CONFIG);
     this.membership.onAppend(entries, 0);
+    // The only voter has no peer to repair from, and no other leader ever counted its
+    // acknowledgements: what was lost is gone (storage has logged it), and it goes on.
+    // (Also in the committed configuration: not while a shrink to one voter is uncommitted.)
+    const only = (c: ClusterConfig): boolean => c.voters.every((id) => id === config.id);
+    const committedConfig = this.membership.configAt(this.log.committed());
+    const alone = only(this.membership.current()) && only(committedConfig) &&
+      this.membership.current().voters.length === 1;
+    this.damage = alone ? null : (restored.hardState.damage ?? null);
     assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
     this.termValue = restored.hardState.term;
     this.vote = restored.hardState.vote;
@@ -352,6 +375,11 @@ export class RaftCore {
     return this.roleValue === 'leader';
   }
 
+  /** Entries lost to unreadable storage and not yet caught up again (see `damage`), or null. */
+  storageDamage(): StorageDamage | null {
+    return this.damage;
+  }
+
   /** Leader of the current term as far as this replica knows, or null. */
   leaderId(): NodeId | null {
     return this.lead;
@@ -503,8 +531,18 @@ export class RaftCore {
     return this.cfg.checkQuorum && this.leaderContactTicks < this.cfg.electionTicks;
   }
 
+  /**
+   * May campaign: a voter of the latest configuration, or, while that configuration is not yet
+   * committed, of the committed one (thesis 4.2.2: a server removed by an uncommitted entry may
+   * still be needed to elect a leader, and may hold the only log that could lead; it then counts
+   * votes of the latest configuration only, not its own). Not while `damage` lasts.
+   */
   private promotable(): boolean {
-    return this.membership.current().voters.includes(this.id);
+    if (this.damage !== null) return false;
+    if (this.membership.current().voters.includes(this.id)) return true;
+    const committed = this.log.committed();
+    if (this.membership.currentIndex(this.log.baseIndex()) <= committed) return false;
+    return this.membership.configAt(committed).voters.includes(this.id);
   }
 
   private reset(term: number): void {
@@ -645,7 +683,10 @@ export class RaftCore {
       (this.vote === m.from ||
         (!sticky &&
           ((this.vote === null && this.lead === null) || (m.preVote && m.term > this.termValue))));
-    if (canVote && this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm)) {
+    const upToDate =
+      this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm) &&
+      (this.damage === null || covers(m.lastLogTerm, m.lastLogIndex, this.damage));
+    if (canVote && upToDate) {
       if (!m.preVote) {
         assert(m.term === this.termValue, 'granting a vote in another term');
         this.vote = m.from;
@@ -769,12 +810,18 @@ export class RaftCore {
   }
 
   /**
+   * Ends `damage` once the log is at least as up-to-date as the lost one was: by the case split
+   * of Raft 5.4.3 it then holds every committed entry the lost one held.
    * Ends `rebuilding` once the log ends with an entry of the current leader's term and reaches
    * `leaderCommit`: by Log Matching it then holds the leader's log up to there, so every entry
    * committed before this term (they precede the leader's first entry) and every one committed
    * in it up to what the leader told us.
    */
   private noteCaughtUp(leaderCommit: number): void {
+    const damage = this.damage;
+    if (damage !== null && covers(this.log.lastTerm(), this.log.lastIndex(), damage)) {
+      this.damage = null;
+    }
     if (!this.rebuilding) return;
     if (this.log.lastTerm() === this.termValue && this.log.lastIndex() >= leaderCommit) {
       this.rebuilding = false;
@@ -1174,7 +1221,8 @@ export class RaftCore {
   }
 
   private hardState(): HardState {
-    return { term: this.termValue, vote: this.vote, commit: this.log.committed() };
+    const state = { term: this.termValue, vote: this.vote, commit: this.log.committed() };
+    return this.damage === null ? state : { ...state, damage: this.damage };
   }
 
   private hardStateChanged(): boolean {
@@ -1182,9 +1230,16 @@ export class RaftCore {
     return (
       saved.term !== this.termValue ||
       saved.vote !== this.vote ||
-      saved.commit !== this.log.committed()
+      saved.commit !== this.log.committed() ||
+      (saved.damage ?? null) !== this.damage
     );
   }
+}
+
+/** A log ending at (lastTerm, lastIndex) is at least as up-to-date as the damaged one was. */
+function covers(lastTerm: number, lastIndex: number, damage: StorageDamage): boolean {
+  if (lastTerm !== damage.lastTerm) return lastTerm > damage.lastTerm;
+  return lastIndex >= damage.lastIndex;
 }
 
 /** Durable state only moves forward: term, one vote per term, commit. */

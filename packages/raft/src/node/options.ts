@@ -37,6 +37,12 @@ export interface RaftNodeOptions {
    */
   readonly snapshotEntries?: number;
   /**
+   * Or once the entries applied since the last snapshot hold this many bytes (default 64 MiB),
+   * whatever their count: a log of large entries is not kept for 10,000 of them, so a restart
+   * replays at most about this much (the snapshot holds no payloads, see the spool replica).
+   */
+  readonly snapshotLogBytes?: number;
+  /**
    * Bytes a snapshot produced in slices (StateMachine.beginSnapshot) encodes per event-loop turn
    * (default 256 KiB, about half a millisecond for a spool's messages): bounds how long one
    * slice holds up ticks, appends and applies.
@@ -61,6 +67,7 @@ export interface ResolvedOptions extends Required<Omit<RaftNodeOptions, 'bootstr
 export const RAFT_NODE_DEFAULTS = {
   tickMs: 50,
   snapshotEntries: 10_000,
+  snapshotLogBytes: 64 * 1024 * 1024,
   snapshotSliceBytes: 256 * 1024,
   retainEntries: 1_000,
   proposalsPendingMax: 100_000,
@@ -93,6 +100,7 @@ export function resolveOptions(options: RaftNodeOptions): ResolvedOptions {
   } as ResolvedOptions;
   positiveInteger('tickMs', resolved.tickMs);
   positiveInteger('snapshotEntries', resolved.snapshotEntries);
+  positiveInteger('snapshotLogBytes', resolved.snapshotLogBytes);
   positiveInteger('snapshotSliceBytes', resolved.snapshotSliceBytes);
   positiveInteger('proposalsPendingMax', resolved.proposalsPendingMax);
   positiveInteger('catchUpRoundsMax', resolved.catchUpRoundsMax);

@@ -27,7 +27,9 @@ import {
   type NodeId,
   type RestoredState,
   type Snapshot,
+  type StorageDamage,
 } from '../types.js';
+import { asStorageError } from '../storage/storage-error.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options.js';
 import { RaftError } from './raft-error.js';
 import type { SnapshotWork } from './state-machine.js';
@@ -56,6 +58,8 @@ export interface RaftNodeStatus {
   readonly proposalsPending: number;
   /** Messages from the network dropped unseen because the core would assert on them. */
   readonly rejectedMessages: number;
+  /** Entries lost to bad bytes here and not yet repaired from the leader (RaftCore), or null. */
+  readonly storageDamage: StorageDamage | null;
 }
 
 export interface RaftNodeEvents {
@@ -65,7 +69,10 @@ export interface RaftNodeEvents {
   'config-change': [change: ConfChange | null, config: ClusterConfig];
   /** This member's removal from the group was applied. */
   removed: [];
-  /** The node stopped on an unexpected error (storage failure or a bug); it is closed. */
+  /**
+   * The node stopped on an unexpected error; it is closed. A StorageError `io` or `busy`
+   * (isRecoverableStorageError) is the disk's; anything else is a bug.
+   */
   error: [error: Error];
   /** A message from the network was dropped: it contradicts what this node holds. */
   rejected: [rejection: { from: NodeId; type: MessageType; reason: string }];
@@ -313,6 +320,7 @@ export class RaftNode {
       progress,
       proposalsPending: this.buffered.length + this.waiting.size,
       rejectedMessages: this.rejectedMessages,
+      storageDamage: this.core.storageDamage(),
     };
   }
 
@@ -427,7 +435,7 @@ export class RaftNode {
     }
     this.persistTail = Promise.all(writes).then(
       () => this.onPersisted(ready),
-      (error: unknown) => this.fail(error),
+      (error: unknown) => this.fail(asStorageError(error)),
     );
   }
 
@@ -488,8 +496,8 @@ export class RaftNode {
   }
 
   /**
-   * Snapshots once `snapshotEntries` entries were applied since the last snapshot and their bytes
-   * reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
+   * Snapshots once `snapshotEntries` entries (or entries of `snapshotLogBytes` bytes) were
+   * applied since the last snapshot and their bytes reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
    * (a queue's backlog of payloads), so taking one only after as many bytes were logged keeps
    * compaction amortized O(1) per logged byte: a large backlog is not re-encoded every few
    * thousand writes. A state machine with `beginSnapshot` is snapshotted in slices over later
@@ -497,7 +505,8 @@ export class RaftNode {
    */
   private maybeSnapshot(): void {
     if (this.snapshotWork !== null) return;
-    if (this.applied - this.snapshotBaseIndex < this.opts.snapshotEntries) return;
+    const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
+    if (!entriesDue && this.appliedBytesSinceSnapshot < this.opts.snapshotLogBytes) return;
     if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
     const { stateMachine } = this.opts;
     if (stateMachine.beginSnapshot !== undefined) {
@@ -577,7 +586,7 @@ export class RaftNode {
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
     const write = this.opts.storage.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
-      this.fail(error),
+      this.fail(asStorageError(error)),
     );
   }
 
@@ -698,7 +707,14 @@ export class RaftNode {
     this.events.emit(event, ...args);
   }
 
-  /** Fail-stop: an unexpected error (storage, or a bug caught by an assertion) closes the node. */
+  /**
+   * Fail-stop: an unexpected error (storage, or a bug caught by an assertion) closes the node.
+   * Proposals waiting for a commit are rejected `closed` (their outcome is unknown: a failed
+   * write may or may not have reached the disk). A storage failure (StorageError `io`: the
+   * disk was full or failed) is reported as such, so the owner can reopen the storage and start
+   * the group again from what the disk holds (see StorageEngine.reopen); this node never
+   * writes again, because its in-memory log was planned against a write that may not exist.
+   */
   private fail(error: unknown): void {
     if (this.closed) return;
     void this.close();

@@ -131,6 +131,19 @@ export class GroupCommit<B> {
   }
 
   /**
+   * Takes calls again after a failed write; a no-op when nothing failed. Only for an engine that
+   * has made its medium trustworthy again and whose groups all re-read their state before their
+   * next write (LevelStorageEngine.reopen): the failed batch may or may not be on disk, so no
+   * in-memory plan made before the failure may be written on top of it. Nothing is staged or
+   * in flight after a failure (fail() aborted the rest, and admit() refused new calls).
+   */
+  reset(): void {
+    if (this.failure === null) return;
+    assert(this.inFlight === null && this.queue.length === 0, 'reset with writes pending');
+    this.failure = null;
+  }
+
+  /**
    * Drops every staged batch that is not being written, rejecting its calls with `error`
    * (the memory engine's crash hook: what was not yet durable is lost).
    */
@@ -196,7 +209,8 @@ export class GroupCommit<B> {
   }
 
   private fail(unit: Unit<B>, cause: unknown): void {
-    // After a failed fsync the state of the file is unknown (fsyncgate): refuse everything.
+    // After a failed fsync the state of the file is unknown (fsyncgate): refuse everything until
+    // the engine re-reads its medium and calls reset().
     const error = new StorageError('io', `batch write failed: ${String(cause)}`, { cause });
     this.failure = error;
     this.pendingBytesValue -= unit.bytes;

@@ -16,6 +16,7 @@ import type {
   HardState,
   RestoredState,
   Snapshot,
+  StorageDamage,
   StorageEngine,
 } from '../types.js';
 import { GroupCommit } from './group-commit.js';
@@ -61,6 +62,19 @@ export interface LevelStorageOptions {
   readonly writeBufferBytes?: number;
   /** Told about every torn tail load drops (also counted in `stats().tornEntriesDropped`). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /**
+   * Test hook: asked before each batch write and each reopen. A fault fails the write as the
+   * medium would (ENOSPC, EIO): before anything is written, or, when `written`, after the batch
+   * was written and synced (a failure reported for a write that reached the disk). A reopen
+   * fails before it closes anything (LevelDB's open writes a table, a log and a manifest).
+   */
+  readonly writeFault?: () => WriteFault | null;
+}
+
+/** A failure the `writeFault` hook injects into one batch write. */
+export interface WriteFault {
+  readonly error: Error;
+  readonly written: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -88,14 +102,19 @@ export class LevelStorageEngine implements StorageEngine {
   private constructor(
     readonly directory: string,
     private readonly db: Db,
-    options: LevelStorageOptions,
+    private readonly options: LevelStorageOptions,
   ) {
     const pendingBytesMax = options.pendingBytesMax ?? 64 * 1024 * 1024;
     const batchBytesMax = Math.min(options.batchBytesMax ?? 16 * 1024 * 1024, pendingBytesMax);
     this.commit = new GroupCommit<Batch>(
       {
         create: () => db.batch(),
-        write: (batch, sync) => batch.write({ sync }),
+        write: async (batch, sync) => {
+          const fault = options.writeFault?.() ?? null;
+          if (fault !== null && !fault.written) throw fault.error;
+          await batch.write({ sync });
+          if (fault !== null) throw fault.error;
+        },
         discard: (batch) => void batch.close().catch(() => undefined),
       },
       { pendingBytesMax, batchBytesMax, autoFlush: true, nowMs: () => performance.now() },
@@ -160,6 +179,37 @@ export class LevelStorageEngine implements StorageEngine {
   stats(): StorageStats {
     return this.commit.stats.snapshot(this.commit.pendingBytes, this.commit.pendingCalls);
   }
+
+  /** The error every write is refused with since a write failed, else null. */
+  failure(): StorageError | null {
+    return this.commit.failed;
+  }
+
+  /**
+   * Writable again after a failed write, by closing and reopening LevelDB (see
+   * StorageEngine.reopen). Why reopen rather than retry: after a failed write or fsync nobody
+   * knows what the log file holds (the batch may be whole, torn or absent; after a failed
+   * fsync the kernel may have dropped the dirty pages while reads still return them), and
+   * LevelDB itself refuses every write once a sync failed. Opening replays its log and writes
+   * what it recovers into a new table and a new manifest, both fsynced (with the directory)
+   * before open() resolves, so whatever load() reads afterwards is durable, whether or not the
+   * failed batch is among it. Each group then plans its writes against that, never against
+   * the in-memory plan made before the failure. Rejects while the disk still refuses (open
+   * writes a table, a log and a manifest), leaving the engine refusing writes.
+   */
+  async reopen(): Promise<void> {
+    this.context.check();
+    const fault = this.options.writeFault?.() ?? null;
+    if (fault !== null) throw fault.error;
+    const handles = [...this.handles.values()];
+    await Promise.all(handles.map((handle) => handle.recordsStaged()));
+    await this.commit.barrier().catch(() => undefined);
+    await Promise.all(handles.map((handle) => handle.coveredDropped()));
+    await this.db.close();
+    await this.db.open();
+    this.commit.reset();
+    for (const handle of handles) handle.forget();
+  }
 }
 
 class LevelGroupStorage implements GroupStorage {
@@ -211,10 +261,15 @@ class LevelGroupStorage implements GroupStorage {
         snapshotFile = record.file;
       }
       const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
-      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys);
       const lastEntry = scan.entries[scan.entries.length - 1];
       const lastIndex = lastEntry ? lastEntry.index : (snapshot?.meta.index ?? 0);
       if (hardState.commit > lastIndex) hardState = { ...hardState, commit: lastIndex };
+      if (scan.lost !== null) {
+        hardState = { ...hardState, damage: mergeDamage(hardState, scan.lost) };
+      }
+      // One batch: the mark must never be lost while the evidence for it is already gone.
+      const marked = scan.lost !== null ? hardState : null;
+      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys, marked);
       await files.removeAllBut(this.group, snapshotFile);
       this.span = LogSpan.of(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0, scan.entries);
       this.lastHardState = hardState;
@@ -281,13 +336,24 @@ class LevelGroupStorage implements GroupStorage {
       const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
       const keys = await this.context.db.keys(range).all();
       keys.push(this.keys.registry);
-      await this.deleteKeys(keys);
+      await this.deleteKeys(keys, null);
       this.span = new LogSpan();
       this.lastHardState = EMPTY_HARD_STATE;
       this.registered = false;
       this.snapshotFile = null;
       await this.context.files.removeGroup(this.group);
     });
+  }
+
+  /**
+   * Forgets what the group planned against (the engine was reopened): the next call must be
+   * load(), which reads the group again; a write before it fails an assertion.
+   */
+  forget(): void {
+    assert(!this.gate.busy, `group ${this.group}: reopened while a call is running`);
+    this.span = null;
+    this.lastHardState = EMPTY_HARD_STATE;
+    this.snapshotFile = null;
   }
 
   /** Settles once every snapshot record asked for so far is staged (or failed). */
@@ -385,9 +451,10 @@ class LevelGroupStorage implements GroupStorage {
   private async scanLog(
     snapshotIndex: number,
     snapshotTerm: number,
-  ): Promise<{ entries: Entry[]; deleteKeys: Buffer[] }> {
+  ): Promise<LogScan> {
     const entries: Entry[] = [];
     const deleteKeys: Buffer[] = [];
+    let last: { index: number; value: Buffer } | null = null;
     let previousIndex = snapshotIndex;
     let previousTerm = snapshotTerm;
     let torn: { index: number; reason: TornTailReason } | null = null;
@@ -417,13 +484,24 @@ class LevelGroupStorage implements GroupStorage {
           // At or past the torn point: never trusted, deleted so it cannot resurface.
           deleteKeys.push(key);
           droppedEntries++;
+          last = { index, value };
         }
       }
     } finally {
       await iterator.close();
     }
     if (torn) this.reportTorn(torn.index, torn.reason, droppedEntries);
-    return { entries, deleteKeys };
+    // Bad bytes (not a stale tail left by a snapshot): what was dropped may have been
+    // acknowledged. The lost log ended at the last key; its term is read off that record when
+    // it is intact, else bounded by the hard state's term (no entry is stored above it).
+    const lost =
+      torn?.reason === 'checksum' && last !== null
+        ? {
+            lastIndex: last.index,
+            lastTerm: decodeEntryValue(last.index, last.value)?.term ?? Number.NaN,
+          }
+        : null;
+    return { entries, deleteKeys, lost };
   }
 
   private reportTorn(firstDroppedIndex: number, reason: TornTailReason, droppedEntries: number): void {
@@ -431,12 +509,16 @@ class LevelGroupStorage implements GroupStorage {
     this.context.onTornTail?.({ group: this.group, firstDroppedIndex, droppedEntries, reason });
   }
 
-  /** Deletes keys in one durable batch (maintenance: not subject to the backpressure bound). */
-  private deleteKeys(keys: readonly Buffer[]): Promise<void> {
+  /**
+   * Deletes keys in one durable batch (maintenance: not subject to the backpressure bound),
+   * with `hardState` when given.
+   */
+  private deleteKeys(keys: readonly Buffer[], hardState: HardState | null): Promise<void> {
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
     return this.context.commit.submit(CALL_OVERHEAD_BYTES + keys.length * 32, 0, (batch) => {
       for (const key of keys) batch.del(key);
+      if (hardState !== null) batch.put(this.keys.hardState, encodeHardState(hardState));
     });
   }
 
@@ -510,6 +592,26 @@ class LevelGroupStorage implements GroupStorage {
 }
 
 /** Why the entry stored at `index` cannot follow the kept log, or null when it can. */
+interface LogScan {
+  readonly entries: Entry[];
+  readonly deleteKeys: Buffer[];
+  /** The end of the log bad bytes took (lastTerm NaN when unreadable), or null. */
+  readonly lost: { readonly lastIndex: number; readonly lastTerm: number } | null;
+}
+
+/**
+ * The damage to record: the lost log's end (its term bounded by the hard state's when the last
+ * record was unreadable), or an earlier damage not yet repaired where that ends higher.
+ */
+function mergeDamage(hardState: HardState, lost: LogScan['lost'] & object): StorageDamage {
+  const lastTerm = Number.isNaN(lost.lastTerm) ? hardState.term : lost.lastTerm;
+  const found = { lastIndex: lost.lastIndex, lastTerm };
+  const earlier = hardState.damage ?? null;
+  if (earlier === null || earlier.lastTerm < found.lastTerm) return found;
+  if (earlier.lastTerm === found.lastTerm && earlier.lastIndex < found.lastIndex) return found;
+  return earlier;
+}
+
 function entryFault(
   entry: Entry | null,
   index: number,

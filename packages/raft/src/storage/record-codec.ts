@@ -3,7 +3,9 @@
 // lives in the key), so a value found under the wrong key is rejected too.
 //
 //   entry:      crc u32 | term u64 | type u8 | data
-//   hard state: crc u32 | term u64 | commit u64 | has vote u8 | vote utf8
+//   hard state: crc u32 | term u64 | commit u64 | flags u8
+//               [| damage last index u64 | damage last term u64] | vote utf8
+//               (flags: 1 = has vote, 2 = has damage; records without damage are unchanged)
 //   snapshot:   crc u32 | JSON of SnapshotRecord (rare, small: not a hot path)
 
 import { Buffer } from 'node:buffer';
@@ -14,6 +16,9 @@ import { StorageError } from './storage-error.js';
 const TWO_POW_32 = 0x1_0000_0000;
 const ENTRY_HEADER_BYTES = 13;
 const HARD_STATE_HEADER_BYTES = 21;
+const DAMAGE_BYTES = 16;
+const HAS_VOTE = 1;
+const HAS_DAMAGE = 2;
 const scratch = Buffer.alloc(8);
 
 function writeU64(buffer: Buffer, offset: number, value: number): void {
@@ -57,11 +62,17 @@ export function decodeEntryValue(index: number, value: Buffer): Entry | null {
 
 export function encodeHardState(hardState: HardState): Buffer {
   const vote = hardState.vote === null ? null : Buffer.from(hardState.vote, 'utf8');
-  const value = Buffer.allocUnsafe(HARD_STATE_HEADER_BYTES + (vote?.length ?? 0));
+  const damage = hardState.damage ?? null;
+  const voteAt = HARD_STATE_HEADER_BYTES + (damage === null ? 0 : DAMAGE_BYTES);
+  const value = Buffer.allocUnsafe(voteAt + (vote?.length ?? 0));
   writeU64(value, 4, hardState.term);
   writeU64(value, 12, hardState.commit);
-  value[20] = vote === null ? 0 : 1;
-  if (vote) vote.copy(value, HARD_STATE_HEADER_BYTES);
+  value[20] = (vote === null ? 0 : HAS_VOTE) | (damage === null ? 0 : HAS_DAMAGE);
+  if (damage !== null) {
+    writeU64(value, HARD_STATE_HEADER_BYTES, damage.lastIndex);
+    writeU64(value, HARD_STATE_HEADER_BYTES + 8, damage.lastTerm);
+  }
+  if (vote) vote.copy(value, voteAt);
   value.writeUInt32BE(crc32c(value, 4), 0);
   return value;
 }
@@ -71,11 +82,23 @@ export function decodeHardState(group: string, value: Buffer): HardState {
   if (value.length < HARD_STATE_HEADER_BYTES || value.readUInt32BE(0) !== crc32c(value, 4)) {
     throw new StorageError('corrupt', `group ${group}: hard state fails its checksum`);
   }
-  return {
+  const flags = value[20]!;
+  const hasDamage = (flags & HAS_DAMAGE) !== 0;
+  if (flags > (HAS_VOTE | HAS_DAMAGE) || (hasDamage && value.length < HARD_STATE_HEADER_BYTES + DAMAGE_BYTES)) {
+    throw new StorageError('corrupt', `group ${group}: hard state has an unknown layout`);
+  }
+  const voteAt = HARD_STATE_HEADER_BYTES + (hasDamage ? DAMAGE_BYTES : 0);
+  const state = {
     term: readU64(value, 4),
     commit: readU64(value, 12),
-    vote: value[20] === 0 ? null : value.toString('utf8', HARD_STATE_HEADER_BYTES),
+    vote: (flags & HAS_VOTE) === 0 ? null : value.toString('utf8', voteAt),
   };
+  if (!hasDamage) return state;
+  const damage = {
+    lastIndex: readU64(value, HARD_STATE_HEADER_BYTES),
+    lastTerm: readU64(value, HARD_STATE_HEADER_BYTES + 8),
+  };
+  return { ...state, damage };
 }
 
 /** What LevelDB records about a group's snapshot; the data lives in `file`. */

@@ -52,6 +52,24 @@ async function writeRange(
   }
 }
 
+/** Writes `data` to a new file at `path` a chunk at a time, then syncs it; returns its CRC-32C. */
+async function writeSynced(path: string, data: Uint8Array): Promise<number> {
+  const handle = await open(path, 'w');
+  let crc = 0;
+  try {
+    for (let start = 0; start < data.length; start += SNAPSHOT_SYNC_CHUNK_BYTES) {
+      const end = Math.min(data.length, start + SNAPSHOT_SYNC_CHUNK_BYTES);
+      crc = crc32cUpdate(crc, data, start, end);
+      await writeRange(handle, data, start, end);
+      if (end < data.length) await handle.datasync(); // the last chunk goes with the sync
+    }
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return crc;
+}
+
 export class SnapshotFiles {
   constructor(readonly root: string) {}
 
@@ -75,18 +93,14 @@ export class SnapshotFiles {
     if (created !== undefined) await syncDirectory(this.root);
     const file = `${index}-${term}-${randomBytes(4).toString('hex')}.snap`;
     const temp = join(directory, file + TEMP_SUFFIX);
-    const handle = await open(temp, 'w');
     let crc = 0;
     try {
-      for (let start = 0; start < data.length; start += SNAPSHOT_SYNC_CHUNK_BYTES) {
-        const end = Math.min(data.length, start + SNAPSHOT_SYNC_CHUNK_BYTES);
-        crc = crc32cUpdate(crc, data, start, end);
-        await writeRange(handle, data, start, end);
-        if (end < data.length) await handle.datasync(); // the last chunk goes with the sync
-      }
-      await handle.sync();
-    } finally {
-      await handle.close();
+      crc = await writeSynced(temp, data);
+    } catch (error) {
+      // A partial file on a full disk holds the very space the storage needs to come back
+      // (LevelDB's reopen writes a table and a manifest): remove it now, not at the next load.
+      await unlink(temp).catch(() => undefined);
+      throw error;
     }
     await rename(temp, join(directory, file));
     await syncDirectory(directory);

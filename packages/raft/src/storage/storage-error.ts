@@ -11,7 +11,10 @@ export type StorageErrorKind =
   | 'busy'
   /** A record that cannot be dropped safely (hard state, snapshot) failed its checksum. */
   | 'corrupt'
-  /** A write or fsync failed. The engine refuses every later call: restart the process. */
+  /**
+   * A write or fsync failed (ENOSPC, EIO). The engine refuses every later call until it is
+   * reopened (StorageEngine.reopen), which re-reads what the medium holds.
+   */
   | 'io';
 
 export class StorageError extends Error {
@@ -27,4 +30,25 @@ export class StorageError extends Error {
 
 export function isStorageError(value: unknown): value is StorageError {
   return value instanceof StorageError;
+}
+
+/**
+ * Whether `error` is a failure of the medium a group can recover from by re-reading its storage
+ * (a write refused `io`, or `busy` backpressure), as opposed to a bug, a closed engine or
+ * corrupt records (which a re-read would find again).
+ */
+export function isRecoverableStorageError(error: unknown): error is StorageError {
+  return isStorageError(error) && (error.kind === 'io' || error.kind === 'busy');
+}
+
+/**
+ * A rejection of a storage call, with errors of the file system (a snapshot file's ENOSPC or
+ * EIO: a Node error with an errno `code`) turned into `io` with the original as their cause.
+ * Anything else (a StorageError, a failed assertion: a bug) is returned as it is.
+ */
+export function asStorageError(error: unknown): unknown {
+  if (isStorageError(error) || !(error instanceof Error)) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (typeof code !== 'string' || !code.startsWith('E')) return error;
+  return new StorageError('io', error.message, { cause: error });
 }

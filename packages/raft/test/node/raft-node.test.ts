@@ -166,6 +166,17 @@ describe('RaftNode', () => {
     expect(leader.status().snapshotIndex).toBeGreaterThan(first);
   });
 
+  it('snapshots before snapshotEntries once the log since the last one holds snapshotLogBytes', async () => {
+    cluster = await TestCluster.start(ids, { snapshotEntries: 1000, snapshotLogBytes: 2000, retainEntries: 0 });
+    const leader = await cluster.leader();
+    const big = 'v'.repeat(300);
+    // One key rewritten with 300-byte values: the state stays small, the log grows fast.
+    for (let i = 0; i < 6; i += 1) await leader.propose(set('k', `${big}${i}`));
+    expect(leader.status().snapshotIndex).toBe(0);
+    for (let i = 6; i < 12; i += 1) await leader.propose(set('k', `${big}${i}`));
+    expect(leader.status().snapshotIndex).toBeGreaterThan(0);
+  });
+
   it('removes a member, which is told so', async () => {
     cluster = await TestCluster.start(ids);
     const leader = await cluster.leader();

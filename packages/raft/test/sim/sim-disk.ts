@@ -1,9 +1,11 @@
 // The durable image of one simulated replica, with GroupStorage's semantics. Writes reach it
-// only when the simulated fsync completes (SimNode schedules that); a crash loses every write
-// still pending, never one that completed.
+// when the simulated fsync completes (SimNode schedules that), and a crash may also let some of
+// the writes still pending through, oldest first (a write issued is on its way to the disk),
+// never one out of order. `corrupt` plays bad bytes found on load.
 
 import type { Entry, HardState, RestoredState, Snapshot } from '../../src/types.js';
 import { SafetyViolation } from './checker.js';
+import type { Prng } from './prng.js';
 
 export class SimDisk {
   private hardState: HardState = { term: 0, vote: null, commit: 0 };
@@ -43,6 +45,48 @@ export class SimDisk {
 
   load(): RestoredState {
     return { hardState: this.hardState, snapshot: this.snapshot, entries: [...this.entries] };
+  }
+
+  /**
+   * Bad bytes found on load, handled as LevelGroupStorage.load does: from a random stored entry
+   * on, every entry is unreadable and dropped; or the snapshot is unreadable, and it and the
+   * entries after it (useless without it) go. The hard state records what may have been
+   * acknowledged and lost, until the replica has caught up (RaftCore's `damage`). Returns what
+   * was dropped, for the trace, or null when the disk held nothing to corrupt.
+   */
+  corrupt(prng: Prng): string | null {
+    const last = this.entries[this.entries.length - 1] ?? this.snapshot?.meta;
+    if (last === undefined) return null;
+    const lastIndex = last.index;
+    let kept: number;
+    let what: string;
+    if (this.snapshot !== null && (this.entries.length === 0 || prng.chance(0.2))) {
+      what = `snapshot ${this.snapshot.meta.index} and ${this.entries.length} entries`;
+      this.snapshot = null;
+      this.entries = [];
+      kept = 0;
+    } else {
+      const position = prng.int(this.entries.length);
+      what = `entries ${this.entries[position]!.index}-${lastIndex}`;
+      kept = position > 0 ? this.entries[position - 1]!.index : (this.snapshot?.meta.index ?? 0);
+      this.entries.length = position;
+    }
+    // The end of the lost log, as storage reads it off the last record; an earlier damage not
+    // yet repaired ends at least as high (a log only grows past it).
+    const earlier = this.hardState.damage;
+    const damage =
+      earlier === undefined || earlier === null || earlier.lastTerm < last.term
+        ? { lastIndex, lastTerm: last.term }
+        : earlier.lastTerm === last.term && earlier.lastIndex < lastIndex
+          ? { lastIndex, lastTerm: last.term }
+          : earlier;
+    const commit = Math.min(this.hardState.commit, kept);
+    this.hardState = { ...this.hardState, commit, damage };
+    return what;
+  }
+
+  isDamaged(): boolean {
+    return (this.hardState.damage ?? null) !== null;
   }
 
   isEmpty(): boolean {

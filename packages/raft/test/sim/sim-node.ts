@@ -1,7 +1,8 @@
 // One simulated replica: a pure RaftCore driven the way a real driver drives it, against a
-// simulated clock (ticks with this replica's own drift), disk (writes durable only when their
-// simulated fsync completes, in order) and network. A crash drops the core and every pending
-// write; a restart builds a new core from what the disk holds.
+// simulated clock (ticks with this replica's own drift), disk (writes durable when their
+// simulated fsync completes, in order; some fsyncs are very slow) and network. A crash drops the
+// core and the pending writes but a random oldest few, which reach the disk all the same; a
+// restart builds a new core from what the disk holds.
 
 import type { RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
@@ -22,6 +23,8 @@ export interface SimNodeParams {
   readonly snapshotEveryEntries: number;
   readonly retainEntries: number;
   readonly fillerBytesMax: number;
+  /** Chance that one fsync takes 100-600 ms (a stalled device). */
+  readonly slowFsyncRate: number;
 }
 
 export interface SimHost {
@@ -41,6 +44,8 @@ export class SimNode {
   removed = false;
   started = false;
   private writeTail = 0;
+  /** Durable effects of the writes issued and not yet complete, oldest first. */
+  private unsynced: (() => void)[] = [];
   private lastSnapshotIndex = 0;
   snapshotsTaken = 0;
   snapshotsRestored = 0;
@@ -82,8 +87,12 @@ export class SimNode {
     this.process();
   }
 
+  /** Stops the replica; a random number of its oldest pending writes still reach the disk. */
   crash(): void {
     if (this.core === null) return;
+    const through = this.prng.int(this.unsynced.length + 1);
+    for (const write of this.unsynced.slice(0, through)) write();
+    this.unsynced = [];
     this.core = null;
     this.generation += 1;
     this.stalled = false;
@@ -170,8 +179,14 @@ export class SimNode {
     }
   }
 
+  /** Writes issued and not yet durable (an I/O error is likelier to hit a busy replica). */
+  pendingWrites(): number {
+    return this.unsynced.length;
+  }
+
   private fsyncDelay(): number {
-    const { fsyncMinMs, fsyncMaxMs } = this.params;
+    const { fsyncMinMs, fsyncMaxMs, slowFsyncRate } = this.params;
+    if (this.prng.chance(slowFsyncRate)) return this.prng.range(100, 600);
     return fsyncMinMs + this.prng.next() * (fsyncMaxMs - fsyncMinMs);
   }
 
@@ -182,15 +197,18 @@ export class SimNode {
     const done = Math.max(this.writeTail, now + (mustPersist(ready) ? this.fsyncDelay() : 0));
     this.writeTail = done;
     let writeDone = false;
-    const complete = (): void => {
-      if (generation !== this.generation) return; // crashed first: the write is lost
-      if (!writeDone) {
-        if (ready.snapshot !== null) this.disk.saveSnapshot(ready.snapshot);
-        if (ready.hardState !== null || ready.entries.length > 0) {
-          this.disk.save(ready.hardState, ready.entries);
-        }
-        writeDone = true;
+    const write = (): void => {
+      if (writeDone) return;
+      writeDone = true;
+      if (ready.snapshot !== null) this.disk.saveSnapshot(ready.snapshot);
+      if (ready.hardState !== null || ready.entries.length > 0) {
+        this.disk.save(ready.hardState, ready.entries);
       }
+    };
+    this.unsynced.push(write);
+    const complete = (): void => {
+      if (generation !== this.generation) return; // crashed first: written or lost by crash()
+      this.synced(write);
       if (this.stalled) {
         this.deferred.push(complete); // durable, but the callback waits for the loop
         return;
@@ -211,8 +229,22 @@ export class SimNode {
     const generation = this.generation;
     const done = Math.max(this.writeTail, this.host.queue.now() + this.fsyncDelay());
     this.writeTail = done;
+    let written = false;
+    const write = (): void => {
+      if (written) return;
+      written = true;
+      this.disk.saveSnapshot(snapshot);
+    };
+    this.unsynced.push(write);
     this.host.queue.at(done, () => {
-      if (generation === this.generation) this.disk.saveSnapshot(snapshot);
+      if (generation === this.generation) this.synced(write);
     });
+  }
+
+  /** A pending write completes: durable now, and no longer pending. */
+  private synced(write: () => void): void {
+    write();
+    const position = this.unsynced.indexOf(write);
+    if (position >= 0) this.unsynced.splice(position, 1);
   }
 }

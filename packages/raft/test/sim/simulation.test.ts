@@ -31,6 +31,7 @@ describe('raft simulation', () => {
       acked: 0,
       elections: 0,
       crashes: 0,
+      corruptions: 0,
       confChanges: 0,
       transfers: 0,
       snapshotsRestored: 0,
@@ -48,6 +49,7 @@ describe('raft simulation', () => {
     expect(totals.elections).toBeGreaterThanOrEqual(seeds.length);
     if (seeds.length >= 50) {
       expect(totals.crashes).toBeGreaterThan(0);
+      expect(totals.corruptions).toBeGreaterThan(0);
       expect(totals.confChanges).toBeGreaterThan(0);
       expect(totals.snapshotsRestored).toBeGreaterThan(0);
       expect(totals.leaseChecks).toBeGreaterThan(0);

@@ -1,8 +1,10 @@
 // The deterministic simulation: a whole Raft cluster (3 or 5 founding voters plus spares that
 // join later) in one process, run from one seed. Fault phase: clients propose, the network
 // loses, duplicates, delays, reorders and partitions (symmetric and one-way), replicas crash
-// (losing unsynced writes) and restart, members are added, promoted and removed, leadership is
-// transferred, replicas snapshot and compact. Every step runs the safety checker. Heal phase:
+// (losing some unsynced writes) and restart, writes fail (the process exits and restarts),
+// fsyncs stall, a restarting replica finds bad bytes in its log or snapshot (one replica at a
+// time: a majority corrupted at once is beyond repair), members are added, promoted and removed,
+// leadership is transferred, replicas snapshot and compact. Every step runs the safety checker. Heal phase:
 // faults stop, everything restarts and reconnects, and the cluster must converge with every
 // acknowledged proposal applied on every member in the same order.
 
@@ -33,6 +35,8 @@ export interface SimResult {
   readonly acked: number;
   readonly elections: number;
   readonly crashes: number;
+  /** Restarts that found bad bytes and dropped entries or a snapshot. */
+  readonly corruptions: number;
   readonly confChanges: number;
   readonly transfers: number;
   readonly snapshotsTaken: number;
@@ -85,6 +89,9 @@ export class Simulation implements SimHost {
   private proposalSeq = 0;
   private quietUntil = 0;
   private crashes = 0;
+  private corruptions = 0;
+  /** Chance that a restart in the fault phase finds bad bytes on the replica's disk. */
+  private readonly corruptionRate: number;
   private confChanges = 0;
   private transfers = 0;
   private readonly traceRing: string[] = [];
@@ -98,6 +105,7 @@ export class Simulation implements SimHost {
     this.spares = Array.from({ length: 3 }, (_, i) => `n${voters + i + 1}`);
     this.params = randomParams(prng);
     this.faults = randomFaults(prng);
+    this.corruptionRate = prng.pick([0, 0.1, 0.3]);
     for (const id of [...this.founders, ...this.spares]) {
       const params = { ...this.params, tickPeriodMs: drifted(prng, this.params.tickPeriodMs) };
       this.nodes.set(id, new SimNode(id, this, params, prng.fork()));
@@ -154,6 +162,7 @@ export class Simulation implements SimHost {
       acked: this.acks.length,
       elections: this.checker.elections,
       crashes: this.crashes,
+      corruptions: this.corruptions,
       confChanges: this.confChanges,
       transfers: this.transfers,
       snapshotsTaken,
@@ -323,6 +332,14 @@ export class Simulation implements SimHost {
       const ms = this.prng.range(20, 250);
       this.trace(`stall ${victim.id} for ${ms}ms`);
       victim.stall(ms);
+    } else if (roll < 0.7) {
+      // A write fails (EIO, ENOSPC): the process exits and its supervisor restarts it; what
+      // the failed write left on the disk is unknown (crash() lets a random prefix through).
+      const busy = this.upNodes().filter((node) => !node.removed && node.pendingWrites() > 0);
+      if (busy.length === 0) return;
+      const victim = this.prng.pick(busy);
+      this.trace(`io error on ${victim.id} (${victim.pendingWrites()} writes pending)`);
+      this.crash(victim, this.prng.range(5, 60));
     } else if (roll < 0.72) {
       this.healNetwork();
     } else if (roll < 0.8) {
@@ -341,7 +358,22 @@ export class Simulation implements SimHost {
   private restart(node: SimNode): void {
     if (node.removed || node.core !== null) return;
     this.trace(`restart ${node.id}`);
+    if (this.faultsOn && this.prng.chance(this.corruptionRate) && !this.anyDamaged()) {
+      const dropped = node.disk.corrupt(this.prng);
+      if (dropped !== null) {
+        this.corruptions += 1;
+        this.trace(`bad bytes on ${node.id}: dropped ${dropped}`);
+      }
+    }
     node.start(null);
+  }
+
+  /** Some replica still lacks entries it lost to bad bytes (on disk or in its running core). */
+  private anyDamaged(): boolean {
+    for (const node of this.nodes.values()) {
+      if (node.disk.isDamaged() || (node.core?.storageDamage() ?? null) !== null) return true;
+    }
+    return false;
   }
 
   private healNetwork(): void {
@@ -438,6 +470,7 @@ function randomParams(prng: Prng): SimNodeParams {
     snapshotEveryEntries: prng.range(8, 80),
     retainEntries: prng.pick([0, 0, 4, 32]),
     fillerBytesMax: prng.pick([0, 300, 3000]),
+    slowFsyncRate: prng.pick([0, 0, 0.002, 0.01]),
   };
 }
 

@@ -99,6 +99,26 @@ describe('GroupCommit', () => {
     await expect(commit.barrier()).rejects.toSatisfy(isIo);
   });
 
+  it('takes calls again after reset(), which refuses while writes are pending', async () => {
+    const sink = new ManualSink();
+    const commit = commitOn(sink);
+    commit.reset(); // nothing failed: a no-op
+    const lost = commit.submit(10, 0, (b) => b.push('a'));
+    await turn();
+    sink.complete(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
+    await expect(lost).rejects.toThrow(/ENOSPC/);
+    expect(commit.failed?.kind).toBe('io');
+    commit.reset();
+    expect(commit.failed).toBeNull();
+    expect(() => commit.admit(1)).not.toThrow();
+    const next = commit.submit(10, 0, (b) => b.push('b'));
+    await turn();
+    sink.complete();
+    await next;
+    expect(sink.written).toEqual([['b']]);
+    expect(commit.pendingBytes).toBe(0);
+  });
+
   it('abort drops what is not being written; barrier and flush follow the queue', async () => {
     const sink = new ManualSink();
     const commit = new GroupCommit(sink, { pendingBytesMax: 100, batchBytesMax: 100, autoFlush: false, nowMs: () => 0 });

@@ -99,17 +99,26 @@ describe('LevelStorageEngine on disk', () => {
     let engine = await reopen();
     const restored = await engine.group('spool:s').load();
     expect(restored.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5]);
-    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 5 });
+    // What was dropped may have been acknowledged: the hard state marks the lost log's end
+    // (entry 8, term 2, read off its intact record) for RaftCore's `damage`.
+    const damage = { lastIndex: 8, lastTerm: 2 };
+    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 5, damage });
     expect(reports).toEqual([{ group: 'spool:s', firstDroppedIndex: 6, droppedEntries: 3, reason: 'checksum' }]);
     expect(engine.stats().tornEntriesDropped).toBe(3);
-    // The dropped records were deleted durably: the next start finds nothing to drop, and the
-    // log continues from 5.
+    // The dropped records were deleted durably with the mark in one batch: the next start finds
+    // nothing to drop and keeps the mark, and the log continues from 5.
     await engine.group('spool:s').save(null, [entry(6, 2)]);
     await engine.close();
     engine = await reopen();
     const again = await engine.group('spool:s').load();
     expect(again.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(again.hardState.damage).toEqual(damage);
     expect(reports.length).toBe(1);
+    // The core clears the mark once repaired; a hard state without it is stored as before.
+    await engine.group('spool:s').save({ term: 2, vote: 'n2', commit: 6 }, []);
+    await engine.close();
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 6 });
     await engine.close();
   });
 
@@ -260,6 +269,70 @@ describe('LevelStorageEngine on disk', () => {
     const synced = engine.stats().fsyncs;
     await storage.save({ term: 5, vote: 'n2', commit: 1 }, []);
     expect(engine.stats().fsyncs).toBe(synced + 1);
+    await engine.close();
+  });
+
+  /** A writeFault hook the test arms: the next batch writes fail with ENOSPC. */
+  function diskFull(written: boolean) {
+    const state = { full: false, faults: 0 };
+    const error = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    const writeFault = () => {
+      if (!state.full) return null;
+      state.faults++;
+      return { error, written };
+    };
+    return { state, writeFault };
+  }
+
+  for (const written of [false, true]) {
+    it(`after a failed write (${written ? 'reported after the data reached the disk' : 'nothing written'}) refuses every call until reopen(), then serves what the disk holds`, async () => {
+      const directory = await freshDirectory();
+      cleanup.push(directory);
+      const disk = diskFull(written);
+      const engine = await LevelStorageEngine.open(directory, { writeFault: disk.writeFault });
+      const storage = engine.group('spool:s');
+      const other = engine.group('spool:t');
+      await storage.load();
+      await other.load();
+      await storage.save({ term: 1, vote: 'n1', commit: 3 }, entries(1, 3, 1));
+      await other.save({ term: 1, vote: 'n1', commit: 1 }, entries(1, 1, 1));
+      disk.state.full = true;
+      const failed = storage.save({ term: 1, vote: 'n1', commit: 3 }, entries(4, 5, 1));
+      await expect(failed).rejects.toSatisfy((e: unknown) => isStorageError(e) && e.kind === 'io');
+      expect(engine.failure()?.kind).toBe('io');
+      // Every group is refused, not only the one whose write failed.
+      await expect(other.save(null, entries(2, 2, 1))).rejects.toSatisfy((e: unknown) => isStorageError(e) && e.kind === 'io');
+      disk.state.full = false; // space freed
+
+      await engine.reopen();
+      expect(engine.failure()).toBeNull();
+      const restored = await storage.load();
+      // Whether the failed batch is there is read from the disk, never assumed.
+      expect(restored.entries.map((e) => e.index)).toEqual(written ? [1, 2, 3, 4, 5] : [1, 2, 3]);
+      expect((await other.load()).entries.map((e) => e.index)).toEqual([1]);
+      await storage.save({ term: 2, vote: 'n1', commit: 3 }, [entry(restored.entries.length + 1, 2)]);
+      await engine.close();
+      const again = await LevelStorageEngine.open(directory);
+      const reloaded = await again.group('spool:s').load();
+      expect(reloaded.entries.map((e) => `${e.index}/${e.term}`)).toEqual(
+        written ? ['1/1', '2/1', '3/1', '4/1', '5/1', '6/2'] : ['1/1', '2/1', '3/1', '4/2'],
+      );
+      expect(reloaded.hardState.term).toBe(2);
+      await again.close();
+    });
+  }
+
+  it('a group that did not load() again after reopen() cannot write', async () => {
+    const directory = await freshDirectory();
+    cleanup.push(directory);
+    const engine = await LevelStorageEngine.open(directory);
+    const storage = engine.group('spool:s');
+    await storage.load();
+    await storage.save({ term: 1, vote: 'n1', commit: 0 }, entries(1, 1, 1));
+    await engine.reopen(); // also fine when nothing failed
+    expect(() => storage.save(null, entries(2, 2, 1))).toThrow(/load\(\) before writing/);
+    await storage.load();
+    await storage.save(null, entries(2, 2, 1));
     await engine.close();
   });
 

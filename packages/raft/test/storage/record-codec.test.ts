@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
+import { crc32c } from '../../src/storage/crc32c.js';
 import {
   decodeEntryValue,
   decodeHardState,
@@ -31,12 +32,30 @@ describe('record codec', () => {
     for (const hardState of [
       { term: 0, vote: null, commit: 0 },
       { term: 2 ** 45, vote: 'member-ü', commit: 2 ** 45 - 1 },
+      { term: 7, vote: 'n3', commit: 4, damage: { lastIndex: 2 ** 40, lastTerm: 6 } },
+      { term: 7, vote: null, commit: 4, damage: { lastIndex: 9, lastTerm: 7 } },
     ]) {
       expect(decodeHardState('g', encodeHardState(hardState))).toEqual(hardState);
     }
     const value = encodeHardState({ term: 3, vote: 'n1', commit: 1 });
     value[value.length - 1]! ^= 1;
     expect(() => decodeHardState('g', value)).toThrow(/checksum/);
+  });
+
+  it('reads hard states without damage written before the damage field existed', () => {
+    // Layout of the first format: crc | term | commit | has vote | vote.
+    const value = Buffer.alloc(21 + 2);
+    value.writeUInt32BE(0, 4);
+    value.writeUInt32BE(5, 8);
+    value.writeUInt32BE(0, 12);
+    value.writeUInt32BE(3, 16);
+    value[20] = 1;
+    value.write('n2', 21, 'utf8');
+    value.writeUInt32BE(crc32c(value, 4), 0);
+    expect(decodeHardState('g', value)).toEqual({ term: 5, vote: 'n2', commit: 3 });
+    value[20] = 4; // a flag this version does not know: refused, never misread
+    value.writeUInt32BE(crc32c(value, 4), 0);
+    expect(() => decodeHardState('g', value)).toThrow(/unknown layout/);
   });
 
   it('round-trips snapshot records and throws corrupt on a bad one', () => {

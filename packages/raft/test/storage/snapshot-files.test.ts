@@ -20,6 +20,18 @@ describe('SnapshotFiles', () => {
     return new SnapshotFiles(root);
   }
 
+  it('removes its temporary file when a write fails halfway (a full disk keeps no partial file)', async () => {
+    const snapshots = await files();
+    // Claims two chunks but holds one and a half: the second chunk's write throws, as a write
+    // on a full disk would, after the first chunk reached the file.
+    const real = randomFillSync(new Uint8Array(SNAPSHOT_SYNC_CHUNK_BYTES + SNAPSHOT_SYNC_CHUNK_BYTES / 2));
+    const short = new Proxy(real, {
+      get: (target, key) => (key === 'length' ? 2 * SNAPSHOT_SYNC_CHUNK_BYTES : Reflect.get(target, key)),
+    });
+    await expect(snapshots.write('spool:a', 7, 1, short)).rejects.toThrow();
+    expect(await readdir(snapshots.directoryOf('spool:a'))).toEqual([]);
+  });
+
   it('writes a snapshot of several chunks whole, with the checksum of all of it', async () => {
     const snapshots = await files();
     const data = randomFillSync(new Uint8Array(2 * SNAPSHOT_SYNC_CHUNK_BYTES + SNAPSHOT_SYNC_CHUNK_BYTES / 2 + 17));

@@ -1,10 +1,12 @@
 // Applies the fault episodes of a schedule to a real cluster: process faults through the
-// ProcessCluster (SIGKILL, SIGSTOP/SIGCONT, data directory wiped), network faults through the
+// ProcessCluster (SIGKILL, SIGSTOP/SIGCONT, data directory wiped, bad bytes in stored log
+// entries: see bad-bytes.ts), network faults through the
 // ProxyMesh on every link. `inject` starts an episode and hands back how to end it; `recover`
 // restarts, continues or heals. A PRIMARY target is resolved when the episode starts.
 //
-// A wiped member is recovered only once it is rebuilt: ready, and every Raft group it hosts
-// applied up to the commit index the other members had reached when it came back. Until then
+// A wiped or corrupted member is recovered only once it is rebuilt: ready, every Raft group it
+// hosts applied up to the commit index the other members had reached when it came back, and
+// none still awaiting repair of entries lost to bad bytes. Until then
 // its data exists on one other member only, so a second fault then would be a second failure
 // while the first is still under way (the schedule's one-fault-at-a-time model). A member that
 // is not rebuilt within REBUILD_TIMEOUT_MS fails the run.
@@ -12,6 +14,8 @@
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { metricSamples } from '../cluster/metrics-text.js';
 import type { ProcessCluster } from '../cluster/process-cluster.js';
+import { corruptStoredEntries } from './bad-bytes.js';
+import { Prng } from './prng.js';
 import type { ProxyMesh } from './proxy-mesh.js';
 import { FAULT_KINDS, PRIMARY, type FaultEpisode, type FaultKind } from './schedule.js';
 
@@ -25,6 +29,9 @@ export interface InjectedFault {
 }
 
 export type FaultCounts = Record<FaultKind, number>;
+
+/** Log entries a `corrupt` episode flips a bit in. */
+const CORRUPTED_ENTRIES = 4;
 
 /** How long a wiped member has to be rebuilt from the others. */
 export const REBUILD_TIMEOUT_MS = 60_000;
@@ -74,6 +81,19 @@ export class FaultInjector {
           await this.waitRebuilt(node);
         };
         return { kind, label: `wipe ${member}`, recover };
+      }
+      case 'corrupt': {
+        const member = await this.resolve(episode.member, episode.index);
+        const node = this.cluster.memberById(member);
+        await node.kill('SIGKILL');
+        if (node.dataDir === undefined) throw new Error(`${node.label} has no data directory`);
+        const prng = new Prng(episode.index + 1);
+        const { entries } = await corruptStoredEntries(node.dataDir, prng, CORRUPTED_ENTRIES);
+        const recover = async (): Promise<void> => {
+          await node.start();
+          await this.waitRebuilt(node);
+        };
+        return { kind, label: `corrupt ${member} ${entries.join(',')}`, recover };
       }
       case 'pause': {
         const node = this.cluster.memberById(await this.resolve(episode.member, episode.index));
@@ -132,8 +152,11 @@ export class FaultInjector {
       if (targets !== null) {
         const applied = await groupValues(node, 'mq_member_raft_applied_index');
         const lagging = [...targets].filter(([group, index]) => (applied.get(group) ?? 0) < index);
-        if (lagging.length === 0) return;
+        const damaged = await groupValues(node, 'mq_member_raft_storage_damaged');
+        const unrepaired = [...damaged].filter(([, value]) => value !== 0).map(([group]) => group);
+        if (lagging.length === 0 && unrepaired.length === 0) return;
         behind = lagging.map(([group, index]) => `${group} ${applied.get(group)}/${index}`).join();
+        if (unrepaired.length > 0) behind += ` damaged: ${unrepaired.join()}`;
       }
       await new Promise((resolve) => setTimeout(resolve, REBUILD_POLL_MS));
     }

@@ -28,6 +28,7 @@ export const FAULT_KINDS = [
   'kill',
   'pause',
   'wipe',
+  'corrupt',
   'partition',
   'isolate',
   'cutOneWay',
@@ -53,6 +54,8 @@ export type FaultEpisode = EpisodeBase &
     | { readonly kind: 'pause'; readonly member: FaultTarget }
     /** SIGKILL, delete the member's whole data directory, restart it empty at endMs. */
     | { readonly kind: 'wipe'; readonly member: FaultTarget }
+    /** SIGKILL, flip a bit in a few stored log entries (bad bytes), restart at endMs. */
+    | { readonly kind: 'corrupt'; readonly member: FaultTarget }
     /** The minority (PRIMARY allowed) against every other member. */
     | {
         readonly kind: 'partition';
@@ -117,6 +120,7 @@ const LENGTH_TIMEOUTS: Readonly<Record<FaultKind, readonly [number, number]>> = 
   kill: [1, 3],
   pause: [2, 4],
   wipe: [1, 3],
+  corrupt: [1, 3],
   partition: [2, 5],
   isolate: [2, 5],
   cutOneWay: [2, 5],
@@ -127,7 +131,7 @@ const LENGTH_TIMEOUTS: Readonly<Record<FaultKind, readonly [number, number]>> = 
 
 const MEMBERS_MAX = 16;
 const NETWORK_KINDS: ReadonlySet<FaultKind> = new Set(['partition', 'isolate', 'cutOneWay']);
-const PROCESS_KINDS: ReadonlySet<FaultKind> = new Set(['kill', 'pause', 'wipe']);
+const PROCESS_KINDS: ReadonlySet<FaultKind> = new Set(['kill', 'pause', 'wipe', 'corrupt']);
 
 function resolved(options: ScheduleOptions): Required<ScheduleOptions> {
   return {
@@ -210,6 +214,7 @@ function episodeDetails(kind: FaultKind, prng: Prng, o: Required<ScheduleOptions
     case 'kill':
     case 'pause':
     case 'wipe':
+    case 'corrupt':
       return { kind, member: target(prng, o) };
     case 'partition': {
       const size = prng.range(1, Math.max(1, Math.floor((o.members.length - 1) / 2)));

@@ -3,6 +3,7 @@
 // repeat a header, or send headers alone and read the answer without ever writing the body.
 
 import http from 'node:http';
+import type { Exchange, ExchangeRequest } from '../openapi/exchange.js';
 
 /** How the request body is framed on the wire. */
 export type BodyFraming =
@@ -35,6 +36,25 @@ export interface RawResponse {
 const exchangeTimeoutMs = 30_000;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+
+/** Sees every completed exchange. Throwing fails it: the caller's promise rejects instead. */
+export type ExchangeObserver = (exchange: Exchange) => void;
+
+const observers = new Set<ExchangeObserver>();
+
+/**
+ * Hands every exchange completed from now on to `observer` (the OpenAPI check of the suite);
+ * returns the function that stops it.
+ */
+export function observeExchanges(observer: ExchangeObserver): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
+function observed(request: ExchangeRequest, response: RawResponse): RawResponse {
+  for (const observer of observers) observer({ request, response });
+  return response;
+}
 
 function bodyBytes(body: Uint8Array | string | undefined): Uint8Array {
   if (body === undefined) return new Uint8Array(0);
@@ -75,11 +95,18 @@ export function startRequest(request: RawRequest): PendingExchange {
   const framing = request.framing ?? 'length';
   const bytes = bodyBytes(request.body);
   const req = http.request(request.url, { method: request.method, agent });
+  const sent: ExchangeRequest = {
+    method: request.method,
+    url: request.url,
+    headers: request.headers ?? {},
+    body: bytes,
+    contentLength: framing === 'length' ? bytes.byteLength : undefined,
+  };
   const response = new Promise<RawResponse>((resolve, reject) => {
     req.setTimeout(exchangeTimeoutMs, () => req.destroy(new Error('exchange timed out')));
     req.on('error', reject);
     req.on('response', (res) => readResponse(res).then(resolve, reject));
-  });
+  }).then((raw) => observed(sent, raw));
   try {
     applyHeaders(req, request.headers);
   } catch (error) {
@@ -140,12 +167,23 @@ export function headersOnlyRequest(
       clearTimeout(timer);
       reject(error);
     });
+    const sent: ExchangeRequest = {
+      method: request.method,
+      url: request.url,
+      headers: request.headers ?? {},
+      body: undefined,
+      contentLength: request.contentLength,
+    };
     req.on('response', (res) => {
       readResponse(res).then(
         (response) => {
           clearTimeout(timer);
           req.destroy();
-          resolve(response);
+          try {
+            resolve(observed(sent, response));
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
         },
         (error: unknown) => {
           clearTimeout(timer);

@@ -16,6 +16,7 @@ import { defineHeaderTests } from './headers.js';
 import { defineHealthTests } from './health.js';
 import { defineLimitTests } from './limits.js';
 import { defineListingTests } from './listings.js';
+import { checkExchangesAgainstOpenApi, defineOpenApiTests } from './openapi.js';
 import { defineQueueTests } from './queues.js';
 import { defineReceiveTests } from './receive.js';
 import { defineRetentionTests } from './retention.js';
@@ -26,8 +27,15 @@ import { defineTokenTests } from './tokens.js';
 import type { ConformanceTarget } from './target.js';
 
 export { Api } from './api.js';
-export { headersOnlyRequest, rawRequest, startRequest } from './http.js';
-export type { BodyFraming, PendingExchange, RawRequest, RawResponse } from './http.js';
+export { headersOnlyRequest, observeExchanges, rawRequest, startRequest } from './http.js';
+export type {
+  BodyFraming,
+  ExchangeObserver,
+  PendingExchange,
+  RawRequest,
+  RawResponse,
+} from './http.js';
+export { OpenApiMismatch } from './openapi.js';
 export { capabilitiesOf, localCapabilities } from './target.js';
 export type { ConformanceCapabilities, ConformanceTarget } from './target.js';
 export { queueNamer } from './names.js';
@@ -50,10 +58,13 @@ export function defineConformanceSuite(name: string, getTarget: () => Conformanc
     return cached.api;
   };
   describe(`conformance: ${name}`, () => {
+    // First, so that its after-hook runs last, once the cleanup's exchanges were checked too.
+    checkExchangesAgainstOpenApi();
     afterAll(async () => {
       await cached?.api.deleteCreatedQueues();
     }, cleanupTimeoutMs);
     defineHealthTests(getApi);
+    defineOpenApiTests(getApi);
     defineAuthTests(getApi);
     defineErrorTests(getApi);
     defineHeaderTests(getApi);

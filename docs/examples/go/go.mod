@@ -1,0 +1,3 @@
+module example.com/mq-example
+
+go 1.19

@@ -1,0 +1,46 @@
+// The leases a primary took over from the previous one in a planned hand-off, with the term their
+// tokens carry. A token of an earlier term normally answers 410 primary_changed; one naming an
+// adopted lease (same queue generation, seq, delivery and term) is accepted instead, and the
+// engine then resolves it as any lease (settled, expired, or held). Entries are never removed
+// while the primary serves: an entry whose delivery has ended matches no live lease any more (the
+// message's next delivery has a higher number), so it can only lead to a 410 from the engine.
+
+import type { HandedOffLease } from '@spoolmq/engine';
+
+/** A lease as the hand-off record carries it: the engine's view plus its token's term. */
+export interface TermedLease extends HandedOffLease {
+  /** Term of the primary that minted the lease's token. */
+  readonly term: number;
+}
+
+export class AdoptedLeases {
+  /** `queueGen:seq` -> the adopted lease of that message. */
+  private readonly byMessage = new Map<string, TermedLease>();
+
+  constructor(leases: readonly TermedLease[] = []) {
+    for (const lease of leases) this.byMessage.set(keyOf(lease.queueGen, lease.seq), lease);
+  }
+
+  get size(): number {
+    return this.byMessage.size;
+  }
+
+  /** Whether a lease token minted in `term` for this delivery names an adopted lease. */
+  accepts(term: number, queueGen: number, seq: number, delivery: number): boolean {
+    const lease = this.byMessage.get(keyOf(queueGen, seq));
+    return lease !== undefined && lease.term === term && lease.delivery === delivery;
+  }
+
+  /**
+   * The term of the token of lease (queueGen, seq, delivery) held now: the adopted lease's term
+   * when it is that one, else `ownTerm` (this primary minted it).
+   */
+  termOf(queueGen: number, seq: number, delivery: number, ownTerm: number): number {
+    const lease = this.byMessage.get(keyOf(queueGen, seq));
+    return lease !== undefined && lease.delivery === delivery ? lease.term : ownTerm;
+  }
+}
+
+function keyOf(queueGen: number, seq: number): string {
+  return `${queueGen}:${seq}`;
+}

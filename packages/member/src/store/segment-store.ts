@@ -1,0 +1,347 @@
+// A spool replica's payloads on disk: an append-only store of segment files (NATS JetStream's
+// message blocks, Kafka's log segments). The engine keeps a payload's location (segment number
+// and offset in one safe integer) and its length; every read is checked against the record's
+// checksum and seq (segment-record.ts) and goes through the member's payload cache.
+//
+// Durability: appends are not fsynced one by one. The Raft log holds every payload until a
+// snapshot that no longer needs those entries is saved, and `sync` runs before such a snapshot is
+// saved (spool-replica.ts). After a crash the log's entries past the snapshot are applied again
+// and append their payloads anew, so a record past the last sync is never needed: a store opens
+// a fresh head segment and never reads or repairs a torn tail.
+//
+// Reclaim: the store counts, per segment, the records the state references. A segment whose
+// count falls to zero is retired, and deleted once a snapshot begun after that moment is saved:
+// until then the saved snapshot may still point into it. No record is rewritten in place.
+
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PAYLOAD_MISSING, PayloadError, assert } from '@spoolmq/engine';
+import type { PayloadCache } from './payload-cache.js';
+import type { ReplicaPayloadStore } from './replica-payloads.js';
+import { RECORD_HEADER_BYTES, checkRecord, encodeRecordHeader } from './segment-record.js';
+
+export const SEGMENT_BYTES_DEFAULT = 64 * 1024 * 1024;
+/** Offsets stay below this, so a location is `segment * LOCATION_SPAN + offset`. */
+const LOCATION_SPAN = 2 ** 32;
+/** Read descriptors kept open per store (older segments are reopened on demand). */
+const READ_FDS_MAX = 8;
+const ID_FILE = 'store-id';
+const FORMAT_LINE = 'mq-payload-segments 1';
+const SEGMENT_FILE = /^([0-9a-f]{8})\.seg$/;
+const fdatasync = promisify(fs.fdatasync);
+
+export interface SegmentStoreOptions {
+  readonly dir: string;
+  readonly cache: PayloadCache;
+  /** A segment is closed once a record would take it past this many bytes (default 64 MiB). */
+  readonly segmentBytesMax?: number;
+}
+
+interface Segment {
+  readonly no: number;
+  /** Bytes written. */
+  bytes: number;
+  /** Records the state references, and their payload bytes. */
+  live: number;
+  liveBytes: number;
+  /** Checkpoint count when it was retired; -1 while it may still gain references. */
+  retiredAt: number;
+}
+
+/** Sizes of a store, bytes. */
+export interface SegmentStoreStats {
+  readonly segments: number;
+  readonly diskBytes: number;
+  readonly liveBytes: number;
+  readonly liveRecords: number;
+}
+
+export class SegmentStore implements ReplicaPayloadStore {
+  readonly id: string;
+  private readonly dir: string;
+  private readonly cache: PayloadCache;
+  private readonly segmentBytesMax: number;
+  private readonly segments = new Map<number, Segment>();
+  private head: Segment;
+  private headFd: number;
+  /** Closed segments' write descriptors, kept open until a sync has flushed them. */
+  private rolledFds: number[] = [];
+  /** Read descriptors of closed segments, oldest use first. */
+  private readonly readFds = new Map<number, number>();
+  private checkpoints = 0;
+  private failure: Error | null = null;
+  private closed = false;
+
+  private constructor(options: SegmentStoreOptions, id: string, nos: readonly number[]) {
+    this.dir = options.dir;
+    this.cache = options.cache;
+    this.segmentBytesMax = options.segmentBytesMax ?? SEGMENT_BYTES_DEFAULT;
+    assert(this.segmentBytesMax > RECORD_HEADER_BYTES, 'segment size too small');
+    assert(this.segmentBytesMax < LOCATION_SPAN, 'segment size must stay below 4 GiB');
+    this.id = id;
+    for (const no of nos) {
+      const bytes = fs.statSync(this.segmentPath(no)).size;
+      this.segments.set(no, { no, bytes, live: 0, liveBytes: 0, retiredAt: -1 });
+    }
+    const headNo = nos.length === 0 ? 1 : Math.max(...nos) + 1;
+    this.head = { no: headNo, bytes: 0, live: 0, liveBytes: 0, retiredAt: -1 };
+    this.headFd = fs.openSync(this.segmentPath(headNo), 'wx+', 0o600);
+    this.segments.set(headNo, this.head);
+  }
+
+  /**
+   * Opens the store in `dir` (created when absent) with a fresh head segment. Throws Error with
+   * one sentence when the directory holds another format, and what the file system throws.
+   */
+  static open(options: SegmentStoreOptions): SegmentStore {
+    fs.mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    const id = readOrCreateId(options.dir);
+    const nos: number[] = [];
+    for (const name of fs.readdirSync(options.dir)) {
+      const match = SEGMENT_FILE.exec(name);
+      if (match !== null) nos.push(Number.parseInt(match[1]!, 16));
+    }
+    return new SegmentStore(options, id, nos);
+  }
+
+  append(seq: number, payload: Uint8Array): number {
+    this.checkWritable();
+    const recordBytes = RECORD_HEADER_BYTES + payload.byteLength;
+    if (this.head.bytes > 0 && this.head.bytes + recordBytes > this.segmentBytesMax) this.roll();
+    const head = this.head;
+    const header = encodeRecordHeader(seq, payload);
+    let written: number;
+    try {
+      written = fs.writevSync(this.headFd, [header, payload], head.bytes);
+    } catch (error) {
+      this.failure = error as Error;
+      throw error;
+    }
+    if (written !== recordBytes) {
+      // A short write leaves the head's end unknown: no later append may trust it.
+      this.failure = new Error(`payload store ${this.dir}: short write`);
+      throw this.failure;
+    }
+    const location = head.no * LOCATION_SPAN + head.bytes;
+    head.bytes += recordBytes;
+    head.live++;
+    head.liveBytes += payload.byteLength;
+    this.cache.put(this, location, payload);
+    return location;
+  }
+
+  read(seq: number, location: number, byteLength: number): Uint8Array {
+    if (location === PAYLOAD_MISSING) throw new PayloadError(seq, 'not fetched yet');
+    const cached = this.cache.get(this, location);
+    if (cached !== undefined && cached.byteLength === byteLength) return cached;
+    const no = Math.floor(location / LOCATION_SPAN);
+    const offset = location - no * LOCATION_SPAN;
+    if (!this.segments.has(no)) throw new PayloadError(seq, `segment ${no} is gone`);
+    const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
+    let filled = 0;
+    try {
+      const fd = this.readFd(no);
+      while (filled < record.byteLength) {
+        const count = fs.readSync(fd, record, filled, record.byteLength - filled, offset + filled);
+        if (count === 0) break;
+        filled += count;
+      }
+    } catch (error) {
+      throw new PayloadError(seq, `read failed (${(error as Error).message})`);
+    }
+    const problem = checkRecord(record.subarray(0, filled), seq, byteLength);
+    if (problem !== null) throw new PayloadError(seq, `${problem} at ${no}:${offset}`);
+    // A plain Uint8Array view: callers compare and copy it as any payload.
+    const start = record.byteOffset + RECORD_HEADER_BYTES;
+    const payload = new Uint8Array(record.buffer, start, byteLength);
+    this.cache.put(this, location, payload);
+    return payload;
+  }
+
+  adopt(location: number, byteLength: number): void {
+    if (location === PAYLOAD_MISSING) return;
+    const segment = this.segments.get(Math.floor(location / LOCATION_SPAN));
+    // A segment already gone holds only records the log's later entries remove again.
+    if (segment === undefined) return;
+    segment.live++;
+    segment.liveBytes += byteLength;
+    segment.retiredAt = -1;
+  }
+
+  release(location: number, byteLength: number): void {
+    if (location === PAYLOAD_MISSING) return;
+    this.cache.drop(this, location);
+    const segment = this.segments.get(Math.floor(location / LOCATION_SPAN));
+    if (segment === undefined) return;
+    assert(segment.live > 0, 'released a record of a segment with none live');
+    segment.live--;
+    segment.liveBytes -= byteLength;
+    if (segment.live === 0 && segment !== this.head) segment.retiredAt = this.checkpoints;
+  }
+
+  /**
+   * The closed segment with the most dead bytes, if at least half of it is dead and it is at
+   * least a quarter of a segment: moving its few live records to the head lets it be deleted.
+   */
+  compactionTarget(): ((location: number) => boolean) | null {
+    let best: Segment | null = null;
+    for (const segment of this.segments.values()) {
+      if (segment === this.head || segment.live === 0) continue;
+      const dead = segment.bytes - segment.liveBytes;
+      if (dead * 2 < segment.bytes || segment.bytes * 4 < this.segmentBytesMax) continue;
+      if (best === null || dead > best.bytes - best.liveBytes) best = segment;
+    }
+    if (best === null) return null;
+    const no = best.no;
+    return (location) => Math.floor(location / LOCATION_SPAN) === no;
+  }
+
+  checkpoint(): number {
+    return ++this.checkpoints;
+  }
+
+  saved(checkpoint: number): void {
+    for (const segment of [...this.segments.values()]) {
+      if (segment.retiredAt >= 0 && segment.retiredAt < checkpoint) this.remove(segment);
+    }
+  }
+
+  retireAll(): void {
+    if (this.head.bytes > 0) this.roll();
+    for (const segment of this.segments.values()) {
+      segment.live = 0;
+      segment.liveBytes = 0;
+      if (segment !== this.head) segment.retiredAt = this.checkpoints;
+    }
+    this.cache.dropOwner(this);
+  }
+
+  sweep(): void {
+    for (const segment of [...this.segments.values()]) {
+      if (segment !== this.head && segment.live === 0) this.remove(segment);
+    }
+  }
+
+  /** Flushes the head and every segment closed since the last sync. */
+  async sync(): Promise<void> {
+    this.checkWritable();
+    const rolled = this.rolledFds;
+    this.rolledFds = [];
+    try {
+      for (const fd of rolled) await fdatasync(fd);
+      await fdatasync(this.headFd);
+    } finally {
+      for (const fd of rolled) fs.closeSync(fd);
+    }
+  }
+
+  stats(): SegmentStoreStats {
+    let diskBytes = 0;
+    let liveBytes = 0;
+    let liveRecords = 0;
+    for (const segment of this.segments.values()) {
+      diskBytes += segment.bytes;
+      liveBytes += segment.liveBytes;
+      liveRecords += segment.live;
+    }
+    return { segments: this.segments.size, diskBytes, liveBytes, liveRecords };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cache.dropOwner(this);
+    for (const fd of this.readFds.values()) fs.closeSync(fd);
+    this.readFds.clear();
+    for (const fd of this.rolledFds) fs.closeSync(fd);
+    this.rolledFds = [];
+    fs.closeSync(this.headFd);
+  }
+
+  async destroy(): Promise<void> {
+    await this.close();
+    await fs.promises.rm(this.dir, { recursive: true, force: true });
+  }
+
+  private checkWritable(): void {
+    if (this.closed) throw new Error(`payload store ${this.dir}: closed`);
+    if (this.failure !== null) {
+      throw new Error(`payload store ${this.dir}: failed earlier (${this.failure.message})`);
+    }
+  }
+
+  /** Starts a new head segment; the old head's descriptor waits for the next sync. */
+  private roll(): void {
+    const old = this.head;
+    const no = old.no + 1;
+    const fd = fs.openSync(this.segmentPath(no), 'wx+', 0o600);
+    this.rolledFds.push(this.headFd);
+    this.headFd = fd;
+    this.head = { no, bytes: 0, live: 0, liveBytes: 0, retiredAt: -1 };
+    this.segments.set(no, this.head);
+    if (old.live === 0) old.retiredAt = this.checkpoints;
+  }
+
+  private readFd(no: number): number {
+    if (no === this.head.no) return this.headFd;
+    let fd = this.readFds.get(no);
+    if (fd !== undefined) {
+      this.readFds.delete(no);
+      this.readFds.set(no, fd);
+      return fd;
+    }
+    fd = fs.openSync(this.segmentPath(no), 'r');
+    this.readFds.set(no, fd);
+    if (this.readFds.size > READ_FDS_MAX) {
+      const [oldestNo, oldestFd] = this.readFds.entries().next().value as [number, number];
+      this.readFds.delete(oldestNo);
+      fs.closeSync(oldestFd);
+    }
+    return fd;
+  }
+
+  private remove(segment: Segment): void {
+    assert(segment !== this.head, 'removing the head segment');
+    this.segments.delete(segment.no);
+    const fd = this.readFds.get(segment.no);
+    if (fd !== undefined) fs.closeSync(fd);
+    this.readFds.delete(segment.no);
+    // An unlinked file's open write descriptor (waiting for a sync) stays valid until closed.
+    fs.rmSync(this.segmentPath(segment.no), { force: true });
+  }
+
+  private segmentPath(no: number): string {
+    return join(this.dir, `${no.toString(16).padStart(8, '0')}.seg`);
+  }
+}
+
+/** The store's id, from its id file, or a new one written atomically. */
+function readOrCreateId(dir: string): string {
+  const path = join(dir, ID_FILE);
+  let text: string | null = null;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (text !== null) {
+    const [format, id] = text.trim().split('\n');
+    if (format !== FORMAT_LINE || id === undefined || !/^[0-9a-f]{32}$/.test(id)) {
+      throw new Error(
+        `payload store ${dir} holds a format this version does not read ` +
+          `(${JSON.stringify(format)}, expected ${JSON.stringify(FORMAT_LINE)})`,
+      );
+    }
+    return id;
+  }
+  const id = randomBytes(16).toString('hex');
+  const temporary = `${path}.tmp`;
+  fs.writeFileSync(temporary, `${FORMAT_LINE}\n${id}\n`, { mode: 0o600 });
+  const fd = fs.openSync(temporary, 'r');
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
+  fs.renameSync(temporary, path);
+  return id;
+}

@@ -1,0 +1,186 @@
+// The hand-off record: its binary form (parts, bounds, refusals) and the rule saying which
+// record, if any, a primary opening at a barrier takes over.
+
+import { describe, expect, it } from 'vitest';
+import type { TermedLease } from '../../src/host/adopted-leases.js';
+import { encodeBarrier, entryTimeMs, isBarrier } from '../../src/cluster/entry-codec.js';
+import {
+  HAND_OFF_LEASES_PER_ENTRY,
+  HandOffTracker,
+  decodeHandOff,
+  encodeHandOff,
+  isHandOffRecord,
+} from '../../src/cluster/hand-off-record.js';
+
+const T0 = 1_800_000_000_000;
+
+function lease(seq: number, extra: Partial<TermedLease> = {}): TermedLease {
+  return { queueGen: 2, seq, gen: 1, delivery: 3, term: 7, deadlineMs: T0 + seq, ...extra };
+}
+
+describe('hand-off record codec', () => {
+  it('round-trips leases, an unbounded deadline and the largest seq; carries the entry time', () => {
+    const leases = [lease(1), lease(2 ** 53 - 1, { deadlineMs: Infinity, term: 0xffff_ffff })];
+    const [entry, ...more] = encodeHandOff(T0, 9, leases);
+    expect(more).toEqual([]);
+    expect(isHandOffRecord(entry!)).toBe(true);
+    expect(isBarrier(entry!)).toBe(false);
+    expect(entryTimeMs(entry!)).toBe(T0);
+    expect(decodeHandOff(entry!)).toEqual({ term: 9, part: 0, parts: 1, leases });
+    // An empty record still says something: no leases.
+    const [empty] = encodeHandOff(T0, 9, []);
+    expect(decodeHandOff(empty!)).toEqual({ term: 9, part: 0, parts: 1, leases: [] });
+  });
+
+  it('splits a large record into parts of at most HAND_OFF_LEASES_PER_ENTRY leases', () => {
+    const leases = Array.from({ length: HAND_OFF_LEASES_PER_ENTRY + 5 }, (_, i) => lease(i + 1));
+    const entries = encodeHandOff(T0, 4, leases);
+    expect(entries).toHaveLength(2);
+    const decoded = entries.map((entry) => decodeHandOff(entry)!);
+    expect(decoded.map((r) => [r.part, r.parts, r.leases.length])).toEqual([
+      [0, 2, HAND_OFF_LEASES_PER_ENTRY],
+      [1, 2, 5],
+    ]);
+  });
+
+  it('refuses to encode what does not fit, and decodes nothing malformed', () => {
+    expect(() => encodeHandOff(T0, 1, [lease(0)])).toThrow(RangeError);
+    expect(() => encodeHandOff(T0, 1, [lease(1, { delivery: -1 })])).toThrow(RangeError);
+    expect(() => encodeHandOff(T0, 2 ** 32, [])).toThrow(RangeError);
+    const [entry] = encodeHandOff(T0, 1, [lease(1)]);
+    expect(decodeHandOff(entry!.subarray(0, entry!.byteLength - 1))).toBeNull(); // truncated
+    const version = entry!.slice();
+    version[9] = 2;
+    expect(decodeHandOff(version)).toBeNull();
+    expect(decodeHandOff(encodeBarrier(T0))).toBeNull();
+    const command = new Uint8Array(12);
+    command[8] = 1; // a command entry: the command codec's version byte
+    expect(isHandOffRecord(command)).toBe(false);
+  });
+});
+
+describe('HandOffTracker', () => {
+  const record = (leases: TermedLease[], term = 5) => encodeHandOff(T0, term, leases);
+
+  it('a record right before a barrier goes to the primary opening at that barrier, once', () => {
+    const tracker = new HandOffTracker();
+    tracker.recordApplied(record([lease(1), lease(2)])[0]!);
+    tracker.barrierApplied(12);
+    expect(tracker.take(11)).toEqual([]); // another barrier's opening
+    tracker.recordApplied(record([lease(1)])[0]!);
+    tracker.barrierApplied(12);
+    expect(tracker.take(12)).toEqual([lease(1)]);
+    expect(tracker.take(12)).toEqual([]);
+  });
+
+  it('a command, a second barrier or a snapshot in between voids the record', () => {
+    const tracker = new HandOffTracker();
+    const [entry] = record([lease(1)]);
+    tracker.recordApplied(entry!);
+    tracker.commandApplied();
+    tracker.barrierApplied(3);
+    expect(tracker.take(3)).toEqual([]);
+
+    tracker.recordApplied(entry!);
+    tracker.barrierApplied(4); // a primary opened (and may have served) here
+    tracker.barrierApplied(6);
+    expect(tracker.take(6)).toEqual([]);
+
+    tracker.recordApplied(entry!);
+    tracker.reset();
+    tracker.barrierApplied(8);
+    expect(tracker.take(8)).toEqual([]);
+
+    tracker.recordApplied(entry!);
+    tracker.barrierApplied(9);
+    tracker.commandApplied(); // applied after the barrier, before the opening looked
+    expect(tracker.take(9)).toEqual([]);
+  });
+
+  it('takes a record in parts only when every part arrived in order', () => {
+    const leases = Array.from({ length: HAND_OFF_LEASES_PER_ENTRY + 1 }, (_, i) => lease(i + 1));
+    const [p0, p1] = record(leases);
+    const tracker = new HandOffTracker();
+    tracker.recordApplied(p0!);
+    tracker.recordApplied(p1!);
+    tracker.barrierApplied(5);
+    expect(tracker.take(5)).toHaveLength(leases.length);
+
+    tracker.recordApplied(p0!);
+    tracker.barrierApplied(7); // the second part never came
+    expect(tracker.take(7)).toEqual([]);
+
+    tracker.recordApplied(p1!); // a part without its first
+    tracker.barrierApplied(9);
+    expect(tracker.take(9)).toEqual([]);
+
+    const [other] = record([lease(1)], 6);
+    tracker.recordApplied(p0!);
+    tracker.recordApplied(record(leases, 6)[1]!); // a part of another writer's record
+    tracker.barrierApplied(11);
+    expect(tracker.take(11)).toEqual([]);
+    tracker.recordApplied(p0!);
+    tracker.recordApplied(other!); // a newer record replaces an unfinished one
+    tracker.barrierApplied(13);
+    expect(tracker.take(13)).toEqual([lease(1)]);
+  });
+
+  it('a malformed record voids what was pending', () => {
+    const tracker = new HandOffTracker();
+    tracker.recordApplied(record([lease(1)])[0]!);
+    const bad = record([lease(2)])[0]!.slice(0, 20);
+    tracker.recordApplied(bad);
+    tracker.barrierApplied(2);
+    expect(tracker.take(2)).toEqual([]);
+  });
+
+  it('gives a primary back its own leases when the first barrier after it stepped down is its own', () => {
+    const tracker = new HandOffTracker();
+    tracker.rememberOwn([lease(1)]);
+    tracker.commandApplied(); // its own proposal, committed late
+    tracker.barrierApplied(20);
+    expect(tracker.take(20)).toEqual([lease(1)]);
+
+    tracker.rememberOwn([lease(2)]);
+    tracker.barrierApplied(30); // someone else opened here
+    tracker.barrierApplied(33);
+    expect(tracker.take(33)).toEqual([]);
+
+    tracker.rememberOwn([lease(3)]);
+    tracker.reset(); // a snapshot: the log in between is unknown
+    tracker.barrierApplied(40);
+    expect(tracker.take(40)).toEqual([]);
+
+    // A hand-off record before the barrier wins over remembered leases.
+    tracker.rememberOwn([lease(4)]);
+    tracker.recordApplied(record([lease(5)])[0]!);
+    tracker.barrierApplied(50);
+    expect(tracker.take(50)).toEqual([lease(5)]);
+  });
+
+  it('a barrier at which this replica did not open passes its record or own leases on', () => {
+    const tracker = new HandOffTracker();
+    tracker.recordApplied(record([lease(1)])[0]!);
+    tracker.barrierApplied(10); // its own barrier; leadership lost before it opened
+    tracker.carry(10);
+    tracker.barrierApplied(12); // its next barrier
+    expect(tracker.take(12)).toEqual([lease(1)]);
+
+    tracker.rememberOwn([lease(2)]);
+    tracker.barrierApplied(20);
+    tracker.carry(20);
+    tracker.barrierApplied(22);
+    expect(tracker.take(22)).toEqual([lease(2)]);
+
+    // Carried only to the next barrier: someone else's there (they served) ends it.
+    tracker.recordApplied(record([lease(3)])[0]!);
+    tracker.barrierApplied(30);
+    tracker.carry(30);
+    tracker.barrierApplied(31);
+    tracker.barrierApplied(35);
+    expect(tracker.take(35)).toEqual([]);
+    tracker.carry(99); // a barrier it never noted: nothing
+    tracker.barrierApplied(40);
+    expect(tracker.take(40)).toEqual([]);
+  });
+});

@@ -1,0 +1,97 @@
+// A replica whose storage found some of its entries unreadable (a flipped bit, a torn record)
+// drops them on load and restarts with `damage` in its hard state: it may have acknowledged them
+// and a leader may have counted those acknowledgements. These scripts show the core's rules:
+// while damaged it grants no vote and never campaigns, so a candidate lacking an entry it lost
+// cannot win with its help; it catches up from the leader, and the damage ends (and is cleared
+// durably) once it holds again what it had acknowledged, or has caught up with a newer leader.
+
+import { describe, expect, it } from 'vitest';
+import type { StorageDamage } from '../../src/types.js';
+import { Harness } from './harness.js';
+
+const VOTERS = ['n1', 'n2', 'n3'];
+
+/** Crash `id`, drop its entries from `fromIndex` on as a load of bad bytes would, restart it. */
+function corrupt(h: Harness, id: string, fromIndex: number): StorageDamage {
+  h.crash(id);
+  const disk = h.disks.get(id)!;
+  const last = disk.entries[disk.entries.length - 1]!;
+  const damage = { lastIndex: last.index, lastTerm: last.term };
+  disk.entries = disk.entries.filter((e) => e.index < fromIndex);
+  const commit = Math.min(disk.hardState.commit, fromIndex - 1);
+  disk.hardState = { ...disk.hardState, commit, damage };
+  h.restart(id);
+  return damage;
+}
+
+/** n1 leads; 'x' is committed by n1 and n2 while n3 hears nothing (its link from n1 is cut). */
+function commitWithoutN3(): { h: Harness; index: number } {
+  const h = new Harness(VOTERS);
+  h.elect('n1');
+  h.tickAll(1);
+  h.cutLink('n1', 'n3');
+  const proposed = h.propose('n1', 'x');
+  if (!proposed.ok) throw new Error('n1 refused the proposal');
+  h.stabilize();
+  expect(h.core('n1').commitIndex()).toBe(proposed.index);
+  expect(h.core('n3').lastIndex()).toBeLessThan(proposed.index);
+  return { h, index: proposed.index };
+}
+
+describe('a replica that lost entries to bad bytes', () => {
+  it('does not elect a candidate that lacks an entry it acknowledged before the damage', () => {
+    const { h, index } = commitWithoutN3();
+    corrupt(h, 'n2', index);
+    expect(h.core('n2').storageDamage()).not.toBeNull();
+    h.crash('n1');
+    h.heal();
+    // n3 (missing 'x') campaigns for many election timeouts; the damaged n2 is its only voter,
+    // and n2 itself (also missing 'x' now) never campaigns.
+    h.tickSome(['n2', 'n3'], 10 * h.electionTicks('n3'));
+    expect(h.leaders()).toEqual([]);
+    // n1 comes back: it holds 'x' and wins; n2 is repaired from it and 'x' survives everywhere.
+    h.restart('n1');
+    for (let i = 0; i < 200 && h.leaders().length === 0; i += 1) h.tickAll(1);
+    h.tickAll(3);
+    expect(h.leaders()).toEqual(['n1']);
+    for (const id of VOTERS) {
+      expect(h.core(id).termAt(index)).toBe(h.core('n1').termAt(index));
+      expect(h.appliedTexts(id)).toContain('x');
+    }
+    expect(h.core('n2').storageDamage()).toBeNull();
+  });
+
+  it('clears the damage durably once repaired, and votes again in a later failover', () => {
+    const { h, index } = commitWithoutN3();
+    h.heal();
+    corrupt(h, 'n2', index);
+    h.tickAll(3); // n1 (same term as the damage) sends 'x' back to n2
+    expect(h.core('n2').lastIndex()).toBeGreaterThanOrEqual(index);
+    expect(h.core('n2').storageDamage()).toBeNull();
+    expect(h.disks.get('n2')!.hardState.damage ?? null).toBeNull();
+    h.crash('n1');
+    for (let i = 0; i < 200 && h.leaders().length === 0; i += 1) h.tickSome(['n2', 'n3'], 1);
+    expect(h.leaders()).toHaveLength(1);
+    expect(h.appliedTexts(h.leaders()[0]!)).toContain('x');
+  });
+
+  it('goes on at once when it is the only voter: no peer could repair it', () => {
+    const h = new Harness(['solo']);
+    h.elect('solo');
+    const proposed = h.propose('solo', 'x');
+    if (!proposed.ok) throw new Error('solo refused the proposal');
+    h.stabilize();
+    corrupt(h, 'solo', proposed.index);
+    expect(h.core('solo').storageDamage()).toBeNull();
+    for (let i = 0; i < 200 && h.leaders().length === 0; i += 1) h.tickAll(1);
+    expect(h.leaders()).toEqual(['solo']);
+  });
+
+  it('stays damaged across a restart until repaired (the mark is durable)', () => {
+    const { h, index } = commitWithoutN3();
+    const damage = corrupt(h, 'n2', index);
+    h.crash('n2');
+    h.restart('n2');
+    expect(h.core('n2').storageDamage()).toEqual(damage);
+  });
+});
