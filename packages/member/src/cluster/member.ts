@@ -52,7 +52,7 @@ import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
-import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
+import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
@@ -278,7 +278,7 @@ export class Member implements AccountsHost {
       ...(stored.length === 0 && options.join !== true ? { bootstrap: members } : {}),
       members,
       replicasPerSpool: options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT,
-      ...(options.raft === undefined ? {} : { raft: options.raft }),
+      raft: this.raftTuning(),
       randomBytes: options.randomBytes ?? ((bytes) => cryptoRandomBytes(bytes)),
       onApplied: (command, result) => this.onMetaApplied(command, result),
     });
@@ -336,6 +336,17 @@ export class Member implements AccountsHost {
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
     Object.assign(this.peers, peers);
     this.grpcTransport?.setPeers(this.peers);
+  }
+
+  /**
+   * The Raft settings of every group here. A member configured with no peer (`mq serve`, a
+   * one-member cluster) tells its groups they are sole members: bad bytes in their logs cannot
+   * be repaired from anyone, so they go on without what was lost (RaftConfig.soleMember). Grow
+   * such a cluster with `--peers` naming the new members on every restart after.
+   */
+  private raftTuning(): RaftTuning {
+    const sole = Object.keys(this.options.peers).length === 1 && this.options.join !== true;
+    return { ...this.options.raft, ...(sole ? { soleMember: true } : {}) };
   }
 
   /**
@@ -812,7 +823,7 @@ export class Member implements AccountsHost {
       ...(bootstrap === undefined ? {} : { bootstrap }),
       clock: this.clock,
       plan: this.plan,
-      ...(options.raft === undefined ? {} : { raft: options.raft }),
+      raft: this.raftTuning(),
       codecs: this.codecs,
       ...(options.waitersPerQueueMax === undefined
         ? {}

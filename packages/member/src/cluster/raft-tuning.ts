@@ -19,6 +19,7 @@ export type RaftTuning = Partial<
     | 'proposalsPendingMax'
     | 'random'
     | 'nowMs'
+    | 'soleMember'
   >
 >;
 

@@ -44,6 +44,13 @@ export interface RaftConfig {
    * never heard from any leader. Default false.
    */
   readonly guardLostStorage?: boolean;
+  /**
+   * This replica's group never had another voter and never will (a one-member deployment such
+   * as `mq serve`): storage damage cannot be repaired from a peer, and nobody else counted its
+   * acknowledgements, so it goes on without the damage rules (see RaftCore's `damage`).
+   * Default false.
+   */
+  readonly soleMember?: boolean;
 }
 
 /** Defaults for everything but `id` and `random`. */
@@ -57,6 +64,7 @@ export const RAFT_CONFIG_DEFAULTS = {
   preVote: true,
   checkQuorum: true,
   guardLostStorage: false,
+  soleMember: false,
 } as const;
 
 /** Raised for a configuration that makes no sense; the message names the setting. */

@@ -168,14 +168,11 @@ export class RaftCore {
     this.log = new RaftLog(baseIndex, baseTerm, entries, restored.hardState.commit);
     this.membership = new Membership(snapshot?.meta.config ?? EMPTY_CONFIG);
     this.membership.onAppend(entries, 0);
-    // The only voter has no peer to repair from, and no other leader ever counted its
-    // acknowledgements: what was lost is gone (storage has logged it), and it goes on.
-    // (Also in the committed configuration: not while a shrink to one voter is uncommitted.)
-    const only = (c: ClusterConfig): boolean => c.voters.every((id) => id === config.id);
-    const committedConfig = this.membership.configAt(this.log.committed());
-    const alone = only(this.membership.current()) && only(committedConfig) &&
-      this.membership.current().voters.length === 1;
-    this.damage = alone ? null : (restored.hardState.damage ?? null);
+    // A replica that never had a peer has nobody to repair it, and no other leader ever counted
+    // its acknowledgements: what was lost is gone (storage has logged it), and it goes on. Told
+    // by the driver (`soleMember`), not read off the log: the entries that named the other
+    // voters may be among the lost ones (simulation seed 713).
+    this.damage = config.soleMember === true ? null : (restored.hardState.damage ?? null);
     assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
     this.termValue = restored.hardState.term;
     this.vote = restored.hardState.vote;

@@ -31,6 +31,8 @@ export interface RaftNodeOptions {
   readonly checkQuorum?: boolean;
   /** See RaftConfig.guardLostStorage (default false). */
   readonly guardLostStorage?: boolean;
+  /** See RaftConfig.soleMember (default false). */
+  readonly soleMember?: boolean;
   /**
    * Take a snapshot (and compact the log) once this many entries (default 10,000) were applied
    * since the last one and their bytes reach the last snapshot's size (see maybeSnapshot).

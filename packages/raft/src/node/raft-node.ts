@@ -173,6 +173,7 @@ export class RaftNode {
         preVote: opts.preVote,
         checkQuorum: opts.checkQuorum,
         guardLostStorage: opts.guardLostStorage,
+        soleMember: opts.soleMember,
         random: opts.random,
       },
       state,

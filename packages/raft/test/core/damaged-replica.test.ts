@@ -75,8 +75,8 @@ describe('a replica that lost entries to bad bytes', () => {
     expect(h.appliedTexts(h.leaders()[0]!)).toContain('x');
   });
 
-  it('goes on at once when it is the only voter: no peer could repair it', () => {
-    const h = new Harness(['solo']);
+  it('goes on at once as a sole member (mq serve): no peer could repair it', () => {
+    const h = new Harness(['solo'], { config: { soleMember: true } });
     h.elect('solo');
     const proposed = h.propose('solo', 'x');
     if (!proposed.ok) throw new Error('solo refused the proposal');
@@ -85,6 +85,18 @@ describe('a replica that lost entries to bad bytes', () => {
     expect(h.core('solo').storageDamage()).toBeNull();
     for (let i = 0; i < 200 && h.leaders().length === 0; i += 1) h.tickAll(1);
     expect(h.leaders()).toEqual(['solo']);
+  });
+
+  it('does not take a log cut back to its first entries for a one-voter group', () => {
+    // Simulation seed 713: the founding entries that named the other voters were among the
+    // lost ones, so the log left names n1 alone; n1 must not lead that one-voter group.
+    const { h } = commitWithoutN3();
+    corrupt(h, 'n1', 2);
+    h.crash('n2');
+    h.crash('n3');
+    h.tickSome(['n1'], 10 * h.electionTicks('n1'));
+    expect(h.leaders()).toEqual([]);
+    expect(h.core('n1').storageDamage()).not.toBeNull();
   });
 
   it('stays damaged across a restart until repaired (the mark is durable)', () => {
