@@ -472,6 +472,37 @@ function servicePaths(): Record<string, JsonObject> {
     },
   });
   const notReady = ref('responses', 'Unavailable');
+  const bytes = { type: ['integer', 'null'], minimum: 0 };
+  const ready: JsonObject = {
+    description: '{"status":"ready"}; a member that watches its data volume adds `disk`.',
+    content: {
+      [JSON_TYPE]: {
+        schema: {
+          type: 'object',
+          properties: {
+            status: { const: 'ready' },
+            disk: {
+              type: 'object',
+              description: 'The disk alarm (sends refused with 507 storage_full while true; ' +
+                'receive and ack go on) and the latest sample of the data volume.',
+              properties: {
+                alarm: { type: 'boolean' },
+                freeBytes: bytes,
+                totalBytes: bytes,
+                reserveBytes: bytes,
+                clearBytes: bytes,
+                probeError: { type: ['string', 'null'] },
+              },
+              required: ['alarm'],
+              additionalProperties: false,
+            },
+          },
+          required: ['status'],
+          additionalProperties: false,
+        },
+      },
+    },
+  };
   const metrics = {
     description: 'Metrics.',
     content: { 'text/plain': { schema: { type: 'string' } } },
@@ -491,8 +522,8 @@ function servicePaths(): Record<string, JsonObject> {
     '/readyz': {
       get: {
         ...unauthenticated('readyz', 'Readiness', 'This process can serve now: every spool ' +
-          'it serves has a known primary. No key needed.', status('ready')),
-        responses: { '200': status('ready'), '503': notReady },
+          'it serves has a known primary. No key needed.', ready),
+        responses: { '200': ready, '503': notReady },
       },
     },
     '/metrics': {
