@@ -38,7 +38,7 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     "make the cluster's CA and member and gateway certificates (mutual TLS)",
     async () => (await import('./commands/certs.js')).certsCommand,
   ),
-  entry('queues', 'list, create, describe or delete queues', async () =>
+  entry('queues', 'list, create, describe, update or delete queues', async () =>
     (await import('./commands/queues.js')).queuesCommand),
   entry('send', 'send a message to a queue (argument, file or stdin)', async () =>
     (await import('./commands/send.js')).sendCommand),

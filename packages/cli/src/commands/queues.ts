@@ -1,4 +1,4 @@
-// `mq queues`: list, create, describe and delete the queues of a spool.
+// `mq queues`: list, create, describe, update and delete the queues of a spool.
 
 import type { MqClient } from '@spoolmq/client';
 import type { Command, CommandContext } from '../command.js';
@@ -14,15 +14,17 @@ import { UsageError } from '../usage-error.js';
 const USAGE = `Usage: mq queues [list]
        mq queues create NAME [--lease-timeout SECONDS] [--max-retries N] [--dedup-window SECONDS]
        mq queues describe NAME
+       mq queues update NAME [--lease-timeout SECONDS] [--max-retries N] [--dedup-window SECONDS]
        mq queues delete NAME [--force]
 
 Lists the spool's queues with their depth, creates one (settings not given take the server's
-defaults), shows one with its settings, or deletes one: drained first (202 until empty), or at
-once with --force (its messages are gone).
+defaults), shows one with its settings, changes the settings given (the others stay; a new
+lease timeout applies to leases issued afterwards), or deletes one: drained first (202 until
+empty), or at once with --force (its messages are gone).
 
 Options:
   --lease-timeout SECONDS, --max-retries N, --dedup-window SECONDS
-                                             Settings of a new queue.
+                                             Settings of a new or updated queue.
   --force                                    Delete without draining.
 ${CONNECTION_USAGE}
   -h, --help                                 Show this help.`;
@@ -34,6 +36,22 @@ function whole(flags: Flags, name: string): number | undefined {
   if (typeof value !== 'string') return undefined;
   if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
   return Number(value);
+}
+
+/** The settings the flags give (only those given). */
+function settingsOf(flags: Flags): {
+  leaseTimeoutSeconds?: number;
+  maxRetries?: number;
+  dedupWindowSeconds?: number;
+} {
+  const leaseTimeoutSeconds = whole(flags, 'lease-timeout');
+  const maxRetries = whole(flags, 'max-retries');
+  const dedupWindowSeconds = whole(flags, 'dedup-window');
+  return {
+    ...(leaseTimeoutSeconds === undefined ? {} : { leaseTimeoutSeconds }),
+    ...(maxRetries === undefined ? {} : { maxRetries }),
+    ...(dedupWindowSeconds === undefined ? {} : { dedupWindowSeconds }),
+  };
 }
 
 async function list(client: MqClient, json: boolean, context: CommandContext): Promise<number> {
@@ -65,15 +83,15 @@ async function act(
 ): Promise<number> {
   const json = flags['json'] === true;
   if (action === 'create') {
-    const leaseTimeoutSeconds = whole(flags, 'lease-timeout');
-    const maxRetries = whole(flags, 'max-retries');
-    const dedupWindowSeconds = whole(flags, 'dedup-window');
-    const queue = await client.createQueue(name, {
-      ...(leaseTimeoutSeconds === undefined ? {} : { leaseTimeoutSeconds }),
-      ...(maxRetries === undefined ? {} : { maxRetries }),
-      ...(dedupWindowSeconds === undefined ? {} : { dedupWindowSeconds }),
-    });
+    const queue = await client.createQueue(name, settingsOf(flags));
     context.out(json ? `${JSON.stringify(queue)}\n` : `created ${queue.name}\n`);
+  } else if (action === 'update') {
+    const settings = settingsOf(flags);
+    if (Object.keys(settings).length === 0) {
+      throw new UsageError('update needs a setting to change');
+    }
+    const queue = await client.updateQueue(name, settings);
+    context.out(json ? `${JSON.stringify(queue)}\n` : `updated ${queue.name}\n`);
   } else if (action === 'describe') {
     const queue = await client.describeQueue(name);
     context.out(`${JSON.stringify(queue, null, json ? 0 : 2)}\n`);
@@ -98,7 +116,7 @@ async function runQueues(argv: readonly string[], context: CommandContext): Prom
   }
   const [action = 'list', name, ...extra] = positional;
   if (extra.length > 0) throw new UsageError('too many arguments');
-  if (action !== 'list' && !['create', 'describe', 'delete'].includes(action)) {
+  if (action !== 'list' && !['create', 'describe', 'update', 'delete'].includes(action)) {
     throw new UsageError(`unknown action '${action}'`);
   }
   if (action !== 'list' && name === undefined) throw new UsageError(`${action} needs a queue NAME`);
@@ -112,7 +130,7 @@ async function runQueues(argv: readonly string[], context: CommandContext): Prom
 
 export const queuesCommand: Command = {
   name: 'queues',
-  summary: 'list, create, describe or delete queues',
+  summary: 'list, create, describe, update or delete queues',
   usage: USAGE,
   run: runQueues,
 };

@@ -35,6 +35,12 @@ describe('the data-plane commands', () => {
     expect(received.err).toMatch(/message \d{16}, retries 0/);
     expect(await mq('recv', 'jobs')).toMatchObject({ status: 3, err: 'no message in jobs\n' });
     expect((await mq('queues', 'describe', 'jobs')).out).toContain('"maxRetries": 2');
+    expect(await mq('queues', 'update', 'jobs', '--max-retries', '5')).toMatchObject({
+      status: 0,
+      out: 'updated jobs\n',
+    });
+    expect((await mq('queues', 'describe', 'jobs')).out).toContain('"maxRetries": 5');
+    expect((await mq('queues', 'update', 'jobs')).status).toBe(2);
   });
 
   it('prints JSON with --json, keeping the lease when not acking', async () => {
