@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { StorageDamage } from '../../src/types.js';
-import { Harness } from './harness.js';
+import { Harness, commitWithoutN3 } from './harness.js';
 
 const VOTERS = ['n1', 'n2', 'n3'];
 
@@ -22,20 +22,6 @@ function corrupt(h: Harness, id: string, fromIndex: number): StorageDamage {
   disk.hardState = { ...disk.hardState, commit, damage };
   h.restart(id);
   return damage;
-}
-
-/** n1 leads; 'x' is committed by n1 and n2 while n3 hears nothing (its link from n1 is cut). */
-function commitWithoutN3(): { h: Harness; index: number } {
-  const h = new Harness(VOTERS);
-  h.elect('n1');
-  h.tickAll(1);
-  h.cutLink('n1', 'n3');
-  const proposed = h.propose('n1', 'x');
-  if (!proposed.ok) throw new Error('n1 refused the proposal');
-  h.stabilize();
-  expect(h.core('n1').commitIndex()).toBe(proposed.index);
-  expect(h.core('n3').lastIndex()).toBeLessThan(proposed.index);
-  return { h, index: proposed.index };
 }
 
 describe('a replica that lost entries to bad bytes', () => {

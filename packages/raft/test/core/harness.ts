@@ -356,3 +356,23 @@ export function isType<T extends Message['type']>(type: T) {
 }
 
 export { MessageType };
+
+/**
+ * Three voters n1-n3; n1 leads and 'x' is committed by n1 and n2 while n3 hears nothing (its
+ * link from n1 is cut). For the scripts of replicas that lose what they acknowledged.
+ */
+export function commitWithoutN3(
+  config: HarnessOptions['config'] = {},
+): { h: Harness; index: number } {
+  const h = new Harness(['n1', 'n2', 'n3'], { config });
+  h.elect('n1');
+  h.tickAll(1);
+  h.cutLink('n1', 'n3');
+  const proposed = h.propose('n1', 'x');
+  if (!proposed.ok) throw new Error('n1 refused the proposal');
+  h.stabilize();
+  if (h.core('n1').commitIndex() !== proposed.index || h.core('n3').lastIndex() >= proposed.index) {
+    throw new Error("setup: 'x' was not committed without n3");
+  }
+  return { h, index: proposed.index };
+}

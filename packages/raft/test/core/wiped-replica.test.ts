@@ -9,7 +9,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { bootstrapState } from '../../src/core/bootstrap.js';
-import { Harness } from './harness.js';
+import { Harness, commitWithoutN3 } from './harness.js';
 
 const VOTERS = ['n1', 'n2', 'n3'];
 
@@ -24,23 +24,9 @@ function wipe(h: Harness, id: string): void {
   h.restart(id);
 }
 
-/** n1 leads; 'x' is committed by n1 and n2 while n3 hears nothing (its link from n1 is cut). */
-function commitWithoutN3(): { h: Harness; index: number } {
-  const h = new Harness(VOTERS, { config: { guardLostStorage: true } });
-  h.elect('n1');
-  h.tickAll(1);
-  h.cutLink('n1', 'n3');
-  const proposed = h.propose('n1', 'x');
-  if (!proposed.ok) throw new Error('n1 refused the proposal');
-  h.stabilize();
-  expect(h.core('n1').commitIndex()).toBe(proposed.index);
-  expect(h.core('n3').lastIndex()).toBeLessThan(proposed.index);
-  return { h, index: proposed.index };
-}
-
 describe('a replica whose storage was wiped', () => {
   it('does not elect a candidate that lacks an entry it acknowledged before the wipe', () => {
-    const { h, index } = commitWithoutN3();
+    const { h, index } = commitWithoutN3({ guardLostStorage: true });
     wipe(h, 'n2');
     h.crash('n1');
     h.heal();
@@ -59,7 +45,7 @@ describe('a replica whose storage was wiped', () => {
   });
 
   it('votes again once rebuilt from a leader: a later failover still elects', () => {
-    const { h } = commitWithoutN3();
+    const { h } = commitWithoutN3({ guardLostStorage: true });
     h.heal();
     wipe(h, 'n2');
     h.tickAll(3); // n1 rebuilds n2 (and catches n3 up)
