@@ -16,7 +16,7 @@ import { raiseReceiveWindows } from './flow-control.js';
 import { type FrameBatch, decodeFrame } from './message-codec.js';
 import { PeerLink, type PeerLinkLimits, type PeerLinkStats } from './peer-link.js';
 import { RAFT_SERVICE } from './raft-service.js';
-import { type Refusal, type ServiceAccess, guardService } from './service-guard.js';
+import { type Admission, CallGuard, type Refusal, type ServiceAccess } from './service-guard.js';
 
 /** Another gRPC service to serve on the transport's port. */
 export interface GrpcServiceRegistration {
@@ -40,6 +40,11 @@ export interface GrpcTransportOptions extends Partial<PeerLinkLimits> {
   readonly security?: ClusterSecurity;
   /** Told of every refused call or forged message (a peer without the right to it). */
   readonly onRefused?: (refusal: Refusal) => void;
+  /**
+   * The owner's rule past the role and the revocation list (e.g. a member refuses members the
+   * cluster removed); `recheckCalls` applies a change to the calls already open.
+   */
+  readonly admits?: Admission;
 }
 
 export interface GrpcTransportStats {
@@ -74,6 +79,8 @@ export class GrpcTransport implements Transport {
   private flushScheduled = false;
   private handler: Handler | null = null;
   private closed = false;
+  private guard: CallGuard | null = null;
+  private stopWatchingRevocations: () => void = () => undefined;
   private counters = {
     receivedFrames: 0,
     receivedMessages: 0,
@@ -138,16 +145,32 @@ export class GrpcTransport implements Transport {
       },
       ...(options.services ?? []),
     ];
+    const guard = new CallGuard(security, (r) => transport.refused(r), options.admits);
+    transport.guard = guard;
     for (const service of services) {
-      server.addService(
-        service.definition,
-        guardService(service.definition, service.implementation, service.access, security, (r) =>
-          transport.refused(r),
-        ),
-      );
+      const { definition, implementation, access } = service;
+      server.addService(definition, guard.wrap(definition, implementation, access));
     }
     transport.setPeers(options.peers);
+    // A revoked member may still hold our outgoing streams: they are dialled again, and the
+    // handshake checks the server's certificate against the new list.
+    const revoked = security.mode === 'tls' ? security.tls.revoked : undefined;
+    transport.stopWatchingRevocations = revoked?.onChange(() => transport.relink()) ?? (() => {});
     return transport;
+  }
+
+  /** Cuts the open calls the owner's rule refuses now (after it changed). */
+  recheckCalls(): void {
+    this.guard?.recheck();
+  }
+
+  /** Closes every link and dials every peer again. */
+  private relink(): void {
+    if (this.closed) return;
+    const peers: Record<NodeId, string> = {};
+    for (const [id, link] of this.links) peers[id] = link.address;
+    this.setPeers({});
+    this.setPeers(peers);
   }
 
   /** Queues messages (each addressed by `to`) for the next flush. Never throws, never blocks. */
@@ -195,6 +218,8 @@ export class GrpcTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopWatchingRevocations();
+    this.guard?.close();
     for (const link of this.links.values()) link.close();
     this.links.clear();
     this.dirty.clear();
