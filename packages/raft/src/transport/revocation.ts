@@ -28,10 +28,10 @@ export class RevokedSerials {
   }
 
   /**
-   * Makes `serials` the revoked set and tells the listeners when it changed. Throws RangeError for
-   * a serial that is not hex (nothing is replaced then).
+   * Makes `serials` the revoked set and tells the listeners when it changed; returns whether it
+   * did. Throws RangeError for a serial that is not hex (nothing is replaced then).
    */
-  replace(serials: Iterable<string>): void {
+  replace(serials: Iterable<string>): boolean {
     const next = new Set<string>();
     for (const serial of serials) {
       const normal = normalizeSerial(serial);
@@ -39,9 +39,10 @@ export class RevokedSerials {
       next.add(normal);
     }
     const same = next.size === this.serials.size && [...next].every((s) => this.serials.has(s));
-    if (same) return;
+    if (same) return false;
     this.serials = next;
     for (const listener of this.listeners) listener();
+    return true;
   }
 
   /** Calls `listener` after every change; returns the function that stops it. */

@@ -30,8 +30,11 @@ export interface Refusal {
   readonly reason?: string;
 }
 
-/** The owner's rule: a reason to refuse `identity` now, or null to admit it. */
-export type Admission = (identity: PeerIdentity) => string | null;
+/**
+ * The owner's rule: a reason to refuse `identity` calling `method` (its gRPC path) now, or null
+ * to admit it.
+ */
+export type Admission = (identity: PeerIdentity, method: string) => string | null;
 
 const UNAUTHENTICATED = 16;
 const PERMISSION_DENIED = 7;
@@ -97,7 +100,7 @@ export class CallGuard {
   /** Cuts every open call the rules refuse now (after a revocation or a removal). */
   recheck(): void {
     for (const open of this.open) {
-      const reason = this.refusal(open.identity, open.serial);
+      const reason = this.refusal(open.identity, open.serial, open.method);
       if (reason === null) continue;
       this.open.delete(open);
       this.onRefused({ method: open.method, peer: open.call.getPeer(), identity: open.identity, reason });
@@ -132,7 +135,7 @@ export class CallGuard {
     } else if (!roles.includes(identity.role)) {
       reason = `a ${identity.role} may not call this method`;
     } else {
-      reason = this.admits(identity);
+      reason = this.admits(identity, method);
     }
     const end = endOnce(call, callback);
     if (reason !== null) {
@@ -150,11 +153,11 @@ export class CallGuard {
     inner(call, end.callback);
   }
 
-  private refusal(identity: PeerIdentity, serial: string | undefined): string | null {
+  private refusal(identity: PeerIdentity, serial: string | undefined, method: string): string | null {
     if (this.security.mode === 'tls' && this.security.tls.revoked?.has(serial) === true) {
       return 'the client certificate is revoked';
     }
-    return this.admits(identity);
+    return this.admits(identity, method);
   }
 }
 
@@ -182,9 +185,10 @@ function endOnce(call: SurfaceCall, callback: unknown) {
       (callback as grpc.sendUnaryData<unknown>)({ code, details });
       return;
     }
-    // Streams the server writes to end with the error's code as their status.
-    const stream = call as unknown as { destroy(error: Error): void };
-    stream.destroy(Object.assign(new Error(details), { code, details }));
+    // A stream the server writes to ends with an error's status when the error is emitted on
+    // it (grpc-js then ends it, sending the status); destroying it would send none.
+    const stream = call as unknown as { emit(event: 'error', error: Error): void };
+    stream.emit('error', Object.assign(new Error(details), { code, details }));
   };
   return {
     callback: wrapped,

@@ -269,7 +269,8 @@ describe('GrpcTransport under mutual TLS', () => {
 
   it("applies the owner's rule to new calls and, on recheck, to open ones", async () => {
     const removed = new Set<string>();
-    const admits: Admission = (identity) =>
+    const admits: Admission = (identity, method) =>
+      method === RAFT_STREAM_PATH &&
       removed.has(identity.name) ? `member ${identity.name} was removed from the cluster` : null;
     const { a, b } = await linkedPair({ admits });
     removed.add('a');
