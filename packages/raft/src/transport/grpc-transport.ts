@@ -7,7 +7,6 @@ import * as grpc from '@grpc/grpc-js';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
 import {
   type ClusterSecurity,
-  INSECURE_CLUSTER,
   type PeerIdentity,
   callerIdentity,
   serverCredentials,
@@ -36,8 +35,11 @@ export interface GrpcTransportOptions extends Partial<PeerLinkLimits> {
   /** Peers' `host:port` by id; an entry for `selfId` is ignored. Change with `setPeers`. */
   readonly peers: Readonly<Record<NodeId, string>>;
   readonly services?: readonly GrpcServiceRegistration[];
-  /** Mutual TLS on the port and on every link (default: insecure, for tests). */
-  readonly security?: ClusterSecurity;
+  /**
+   * Mutual TLS on the port and on every link, or INSECURE_CLUSTER said out loud: no default, so
+   * no library user runs an open port by leaving it out.
+   */
+  readonly security: ClusterSecurity;
   /** Told of every refused call or forged message (a peer without the right to it). */
   readonly onRefused?: (refusal: Refusal) => void;
   /**
@@ -117,7 +119,7 @@ export class GrpcTransport implements Transport {
       reconnectBackoffMsMax: options.reconnectBackoffMsMax ?? DEFAULT_LIMITS.reconnectBackoffMsMax,
     };
     checkLimits(limits);
-    const security = options.security ?? INSECURE_CLUSTER;
+    const security = options.security;
     const server = new grpc.Server({
       'grpc.max_receive_message_length': limits.messageBytesMax,
       'grpc.max_send_message_length': limits.messageBytesMax,
