@@ -33,6 +33,9 @@ function leave(queue: Queue, message: Message): void {
     case Where.Failed:
       queue.failed--;
       break;
+    case Where.Unavailable:
+      queue.unavailable--;
+      break;
     default:
       assert(false, 'moving a removed message');
   }
@@ -57,6 +60,10 @@ function enter(queue: Queue, message: Message, where: Where): void {
       break;
     case Where.Failed:
       queue.failed++;
+      break;
+    case Where.Unavailable:
+      assert(message.location === PAYLOAD_MISSING, 'unavailable with a payload location');
+      queue.unavailable++;
       break;
     default:
       assert(false, 'entering an unknown place');
@@ -123,6 +130,34 @@ export function placeExpiring(queue: Queue, message: Message): void {
   leave(queue, message);
   enter(queue, message, Where.Expiring);
   message.heapStamp++;
+}
+
+/**
+ * Holds back a visible message, or one leased by a receive that could not hand it out, whose
+ * payload this replica does not hold (location PAYLOAD_MISSING): receive skips it until
+ * `restoreAvailable`. No retry is spent and the retention clock keeps running.
+ */
+export function placeUnavailable(state: SpoolState, queue: Queue, message: Message): void {
+  const wasLeased = message.where === Where.Leased;
+  leave(queue, message);
+  enter(queue, message, Where.Unavailable);
+  message.heapStamp++;
+  if (wasLeased && message.expiryDeferred) {
+    message.expiryDeferred = false;
+    pushExpiry(state, queue, message);
+  }
+}
+
+/**
+ * Forgets where this replica keeps a message's payload (its bytes failed their checksum or are
+ * gone): the store may reclaim the space, and the message counts as missing until a good copy
+ * is fetched. Replica-local. No-op when the location is already missing.
+ */
+export function dropLocation(state: SpoolState, message: Message): void {
+  if (message.location === PAYLOAD_MISSING) return;
+  state.payloads.release(message.location, message.byteLength);
+  message.location = PAYLOAD_MISSING;
+  state.missingPayloads++;
 }
 
 /** Leases a visible message at `nowMs` for the queue's lease timeout (Infinity when 0). */
