@@ -95,6 +95,7 @@ export {
   STORAGE_RECOVERY_RETRY_MS_DEFAULT,
 } from './cluster/storage-recovery.js';
 export { notPrimary, proposalError } from './cluster/cluster-errors.js';
+export { type UnrepairedPayload } from './cluster/payload-fetch.js';
 export {
   encodeEntry,
   encodeBarrier,

@@ -53,6 +53,7 @@ import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
+import type { FetchAnswer } from './payload-fetch.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
@@ -491,7 +492,7 @@ export class Member implements AccountsHost {
    * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
    * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
    */
-  servePayloads(group: string, items: unknown): (string | null)[] {
+  servePayloads(group: string, items: unknown): FetchAnswer {
     const parsed = parseSpoolGroup(group);
     const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
     if (replica === undefined || replica.group !== group) {
@@ -833,6 +834,9 @@ export class Member implements AccountsHost {
         this.reconcilePlan(spool);
         this.mover.kick(spool);
       },
+      ...(options.onPayloadUnrepaired === undefined
+        ? {}
+        : { onPayloadUnrepaired: options.onPayloadUnrepaired }),
     }).then(
       async (replica) => {
         this.starting.delete(spool);
