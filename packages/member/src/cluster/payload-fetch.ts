@@ -99,7 +99,8 @@ export function servePayloadChunks(
     const end = Math.min(payload.byteLength, offset + remaining);
     const chunk = payload.subarray(Math.min(offset, end), end);
     remaining -= chunk.byteLength;
-    chunks[index] = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64');
+    const view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    chunks[index] = view.toString('base64');
     sums[index] = payloadChecksum(seq, payload);
   });
   return { chunks, sums, missing };
@@ -118,7 +119,10 @@ export function parseFetchItems(value: unknown): Item[] | null {
 }
 
 /** A fetch answer from another member as JSON, checked; null when malformed. */
-export function parseFetchAnswer(value: Record<string, unknown>, count: number): FetchAnswer | null {
+export function parseFetchAnswer(
+  value: Record<string, unknown>,
+  count: number,
+): FetchAnswer | null {
   const { chunks, sums, missing } = value;
   if (!Array.isArray(chunks) || !Array.isArray(sums) || !Array.isArray(missing)) return null;
   if (chunks.length !== count || sums.length !== count) return null;
@@ -155,6 +159,8 @@ export class PayloadFetcher {
   /** Seqs reported unrepaired (each once), until repaired or removed. */
   private readonly reported = new Set<number>();
   private retryMs = FETCH_RETRY_MS_MIN;
+  /** Ends the pause between passes early (a kick: something new went missing). */
+  private wake: (() => void) | null = null;
   fetched = 0;
   /** Fetched bytes that did not match their checksum (dropped; asked again). */
   rejected = 0;
@@ -166,9 +172,13 @@ export class PayloadFetcher {
     return this.reported.size;
   }
 
-  /** Starts fetching unless it runs already; it stops once nothing is missing. */
+  /**
+   * Starts fetching unless it runs already (a pause between passes ends now, and the backoff
+   * starts over); it stops once nothing is missing.
+   */
   kick(): void {
     this.retryMs = FETCH_RETRY_MS_MIN;
+    this.wake?.();
     if (this.running) return;
     this.running = true;
     void this.run().finally(() => {
@@ -183,8 +193,9 @@ export class PayloadFetcher {
         this.retryMs = FETCH_RETRY_MS_MIN;
         continue;
       }
-      await pause(this.host.clock, this.retryMs);
-      this.retryMs = Math.min(this.retryMs * 2, FETCH_RETRY_MS_MAX);
+      const retryMs = this.retryMs;
+      this.retryMs = Math.min(retryMs * 2, FETCH_RETRY_MS_MAX);
+      await this.pause(retryMs);
     }
     this.partials.clear();
     this.reported.clear();
@@ -331,13 +342,24 @@ export class PayloadFetcher {
       const queue = engine.queueByGen(queueGen);
       if (queue?.order.find(seq)?.location !== PAYLOAD_MISSING) return;
       this.reported.add(seq);
-      this.host.unrepaired({ group: this.host.group, queue: queue.name, seq, asked: gathered.asked });
+      const { group } = this.host;
+      this.host.unrepaired({ group, queue: queue.name, seq, asked: gathered.asked });
     });
   }
-}
 
-function pause(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    clock.setTimer(resolve, ms);
-  });
+  /** Waits `ms` on the host's clock, or until a kick. */
+  private pause(ms: number): Promise<void> {
+    const clock = this.host.clock;
+    return new Promise((resolve) => {
+      const timer = clock.setTimer(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        this.wake = null;
+        clock.clearTimer(timer);
+        resolve();
+      };
+    });
+  }
 }

@@ -177,6 +177,19 @@ describe('PayloadFetcher', () => {
     expect(unrepaired).toHaveLength(1);
   });
 
+  it('a kick ends the pause at once: a payload lost while the fetcher backs off is fetched now', async () => {
+    const peers: Record<string, SpoolEngine | 'down'> = {};
+    const { engine, queue, fetcher, unrepaired } = fetching(peers, [3]);
+    fetcher.kick();
+    await until(() => unrepaired.length === 1);
+    // Backing off (no clock advance from here): a peer appears and another payload is lost.
+    peers['n2'] = engineWith(4, 300 * 1024);
+    engine.dropPayload(queue.order.find(4)!);
+    fetcher.kick();
+    await until(() => engine.state.missingPayloads === 0);
+    expect(fetcher.fetched).toBe(2);
+  });
+
   it('with every peer answering that it lacks the payload, reports how many were asked', async () => {
     const lacking = engineWith(4, 300 * 1024);
     lacking.dropPayload(lacking.queue('q')!.order.find(1)!);
