@@ -115,3 +115,6 @@ export {
   type MemberServiceRegistration,
 } from './rpc/member-rpc-server.js';
 export { notPrimaryError } from '@spoolmq/gateway';
+// The payload segment store (the chaos harness flips bits in its files; tests read them back).
+export { SegmentStore, type SegmentStoreOptions } from './store/segment-store.js';
+export { PayloadCache } from './store/payload-cache.js';
