@@ -231,6 +231,10 @@ export function withdrawUnreadable(state: SpoolState, queue: Queue, message: Mes
   assert(message.where === Where.Leased && !message.settling, 'withdrawing a settled lease');
   dropLocation(state, message);
   placeUnavailable(state, queue, message);
+  // No token names this delivery: undoing its number keeps a send handle valid, as nothing the
+  // client could see moved the message. (A deadline entry it left stays stale: its key differs
+  // from the next lease's deadline, or it is dropped as settling once that one fires.)
+  message.deliveries--;
 }
 
 /**

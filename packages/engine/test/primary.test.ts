@@ -471,6 +471,7 @@ describe('payloads this replica cannot read', () => {
     const { engine, q, m } = withUnreadable(3, 1, { maxRetries: 0 });
     expect(m.where).toBe(Where.Unavailable);
     expect(m.retries).toBe(0);
+    expect(m.deliveries).toBe(0); // a send handle still names it
     expect(m.location).toBe(PAYLOAD_MISSING);
     expect(engine.state.missingPayloads).toBe(1);
     expect(counts(engine, q, T0)).toMatchObject({
@@ -480,7 +481,8 @@ describe('payloads this replica cannot read', () => {
     expect(engine.messageState(m, T0)).toBe('unavailable');
     expect(engine.spoolCounts(T0).unavailable).toBe(1);
     // Its lease was withdrawn: nothing it could have minted settles it.
-    expect(engine.resolveLease(q.gen, m.seq, m.gen, m.deliveries, T0)).toBe('settled');
+    expect(engine.resolveLease(q.gen, m.seq, m.gen, 1, T0)).toBe('settled');
+    expect(engine.resolveHandle(q.gen, m.seq, m.gen, 0, false)).toBe(m);
   });
 
   it('receive goes on to the next message, and the message returns to its place once filled', () => {
@@ -494,6 +496,17 @@ describe('payloads this replica cannot read', () => {
     expect(again.seq).toBe(1); // ahead of message 3: its place by seq
     expect(engine.payloadOf(again)).toEqual(new Uint8Array([1]));
     expect(again.retries).toBe(0);
+  });
+
+  it('a lease issued again after the repair times out once, at its own deadline', () => {
+    const { engine, q, m } = withUnreadable(1, 1, { leaseTimeoutSeconds: 30 });
+    engine.fillPayload(q.gen, m.seq, new Uint8Array([1]));
+    // Same instant: the withdrawn lease's deadline entry has the same key and delivery number.
+    expect(receive(engine, q, T0)).toBe(m);
+    const out: Message[] = [];
+    engine.collectTimedOutLeases(q, T0 + 30_000, out, 10);
+    expect(out).toEqual([m]);
+    expect(engine.resolveLease(q.gen, m.seq, m.gen, 1, T0 + 30_000)).toBe('expired');
   });
 
   it('a fill of the wrong length, or for a message that has its payload, changes nothing', () => {
