@@ -69,7 +69,8 @@ export interface FetchHost {
 /**
  * The answer to a fetch: each item's payload bytes from its offset, `budgetBytes` in all (items
  * past the budget answer null, and are asked again), with the payload's checksum beside each
- * chunk, and the items this replica cannot serve.
+ * chunk, and the items this replica cannot serve. A payload whose read fails here loses its
+ * location (engine.dropPayload).
  */
 export function servePayloadChunks(
   engine: SpoolEngine,
@@ -93,7 +94,10 @@ export function servePayloadChunks(
     try {
       payload = engine.payloadOf(message);
     } catch {
-      missing.push(index); // unreadable here too: another replica may have it
+      // Unreadable here too: another replica may have it. This replica drops its bad copy, so
+      // it fetches a good one itself (the caller sees missingPayloads grow).
+      engine.dropPayload(message);
+      missing.push(index);
       return;
     }
     const end = Math.min(payload.byteLength, offset + remaining);

@@ -262,7 +262,15 @@ export class SpoolReplica implements StateMachine {
   servePayloads(items: unknown): FetchAnswer {
     const parsed = parseFetchItems(items);
     if (parsed === null) throw new Error('malformed payload fetch');
-    return servePayloadChunks(this.engineValue, parsed);
+    const missingBefore = this.engineValue.state.missingPayloads;
+    const answer = servePayloadChunks(this.engineValue, parsed);
+    const lost = this.engineValue.state.missingPayloads - missingBefore;
+    if (lost > 0) {
+      // Copies that failed their checksum here while serving: fetch good ones too.
+      this.payloadReadFailures += lost;
+      this.fetcher.kick();
+    }
+    return answer;
   }
 
   /** Who to fetch payloads from: the leader, then the other voters. */

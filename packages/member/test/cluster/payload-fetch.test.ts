@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryPayloadStore, SpoolEngine, Where, resolveSettings } from '@spoolmq/engine';
+import { MemoryPayloadStore, PayloadError, SpoolEngine, Where, resolveSettings } from '@spoolmq/engine';
 import {
   FETCH_CHUNK_BYTES,
   FETCH_ITEMS_MAX,
@@ -66,6 +66,29 @@ describe('parseFetchItems', () => {
     expect(parseFetchItems([[1, 2.5, 0]])).toBeNull();
     expect(parseFetchItems('x')).toBeNull();
     expect(parseFetchItems(Array(FETCH_ITEMS_MAX + 1).fill([1, 1, 0]))).toBeNull();
+  });
+});
+
+describe('servePayloadChunks over a bad copy', () => {
+  it('names it missing and drops its location, so the serving replica repairs it too', () => {
+    class BadStore extends MemoryPayloadStore {
+      override read(seq: number, location: number, byteLength: number): Uint8Array {
+        if (seq === 1) throw new PayloadError(seq, 'checksum mismatch');
+        return super.read(seq, location, byteLength);
+      }
+    }
+    const engine = SpoolEngine.over(new BadStore());
+    const settings = resolveSettings({}, engine.plan);
+    if (settings instanceof Error) throw settings;
+    engine.apply({ type: 'createQueue', name: 'q', settings }, T0);
+    const queueGen = engine.queue('q')!.gen;
+    for (let i = 0; i < 2; i++) {
+      engine.apply({ type: 'send', queueGen, delayMs: 0, dedupKey: null, payload: new Uint8Array(5) }, T0);
+    }
+    const answer = servePayloadChunks(engine, [[queueGen, 1, 0], [queueGen, 2, 0]]);
+    expect(answer.missing).toEqual([0]);
+    expect(answer.chunks[1]).toBe(Buffer.alloc(5).toString('base64'));
+    expect(engine.state.missingPayloads).toBe(1);
   });
 });
 
