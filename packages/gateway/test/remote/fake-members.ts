@@ -1,6 +1,7 @@
 // Test members: a SpoolService built from one handler (every method call goes through it), served
 // over the real member gRPC server on an ephemeral 127.0.0.1 port; and a port nothing listens on.
 
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@spoolmq/engine';
@@ -42,7 +43,12 @@ export function loggedService(service: SpoolService, log: string[], name: string
 }
 
 export function serve(service: SpoolService): Promise<MemberRpcServer> {
-  return startMemberRpcServer({ listen: '127.0.0.1:0', service, logError: () => undefined });
+  return startMemberRpcServer({
+    listen: '127.0.0.1:0',
+    service,
+    logError: () => undefined,
+    security: INSECURE_CLUSTER,
+  });
 }
 
 /** A loopback `host:port` that refuses connections (bound, then released). */

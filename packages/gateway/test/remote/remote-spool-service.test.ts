@@ -5,7 +5,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MqError, type SpoolService } from '@spoolmq/engine';
 import { createLocalService, type LocalService, type MemberRpcServer } from '@spoolmq/member';
-import { RemoteSpoolService, type RemoteSpoolServiceOptions } from '../../src/remote/remote-spool-service.js';
+import {
+  RemoteSpoolService,
+  type RemoteSpoolServiceOptions,
+  insecureCredentials,
+} from '../../src/remote/remote-spool-service.js';
 import { writeAnswer } from '../../src/remote/answer-codec.js';
 import { notPrimaryError } from '../../src/remote/not-primary.js';
 import {
@@ -44,8 +48,9 @@ function local(): LocalService {
   return service;
 }
 
-function remote(options: RemoteSpoolServiceOptions): RemoteSpoolService {
-  const service = new RemoteSpoolService({ probeSpools: [], ...options });
+/** Options as each test gives them; the links are loopback, insecure by choice. */
+function remote(options: Omit<RemoteSpoolServiceOptions, 'credentials'>): RemoteSpoolService {
+  const service = new RemoteSpoolService({ probeSpools: [], credentials: insecureCredentials, ...options });
   cleanups.push(() => service.close());
   return service;
 }
@@ -156,11 +161,15 @@ describe('RemoteSpoolService primary following', () => {
 
   it('is ready once the probe of `default` found the primary', async () => {
     const a = await member(local());
-    const service = new RemoteSpoolService({ members: { a: a.address } });
+    const service = new RemoteSpoolService({ members: { a: a.address }, credentials: insecureCredentials });
     cleanups.push(() => service.close());
     expect(await service.probeNow()).toBe(true);
     expect(service.ready()).toBe(true);
-    const down = new RemoteSpoolService({ members: { a: await deadAddress() }, unavailableAfterMs: 200 });
+    const down = new RemoteSpoolService({
+      members: { a: await deadAddress() },
+      unavailableAfterMs: 200,
+      credentials: insecureCredentials,
+    });
     cleanups.push(() => down.close());
     expect(await down.probeNow()).toBe(false);
   });

@@ -58,8 +58,9 @@ export interface MemberOptions {
    */
   readonly adminCall?: (id: string, request: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /**
-   * Mutual TLS on the member's port and on every link it dials (default insecure: tests with
-   * the MemoryNetwork or loopback; the commands refuse to start insecure unless told to).
+   * Mutual TLS on the member's port and on every link it dials, or INSECURE_CLUSTER. Required
+   * when the member listens on gRPC (no `transport` given); with an injected transport (the
+   * MemoryNetwork, `mq serve` in process) there is no port, and admin steps take `adminCall`.
    */
   readonly security?: ClusterSecurity;
   /** Told of every call or Raft frame refused for the caller's identity. */
@@ -115,6 +116,13 @@ export function checkOptions(options: MemberOptions): void {
   }
   if ((options.dataDir === undefined) === (options.storage === undefined)) {
     throw new Error('member: exactly one of dataDir and storage is required');
+  }
+  if (options.transport === undefined && options.security === undefined) {
+    // No default: a library user who forgets it must not get a port anyone can write to.
+    throw new Error(
+      'member: security is required with a gRPC port: the cluster certificates, or ' +
+        'INSECURE_CLUSTER said out loud',
+    );
   }
   const reserve = options.diskReserveBytes;
   if (reserve !== undefined && (!Number.isSafeInteger(reserve) || reserve < 0)) {
