@@ -17,6 +17,7 @@ import {
   type Page,
   type Plan,
   type PeekResult,
+  PAYLOAD_MISSING,
   PayloadError,
   type Queue,
   type QueueView,
@@ -614,10 +615,12 @@ export class SpoolHost {
    * message keeps its state (a pending or failed message is not moved by a read).
    */
   private readPayload(queue: Queue, message: Message): Uint8Array {
+    // A copy dropped earlier is being fetched already: another read of it is no new failure.
+    const held = message.location !== PAYLOAD_MISSING;
     try {
       return this.engine.payloadOf(message);
     } catch (error) {
-      if (error instanceof PayloadError) {
+      if (error instanceof PayloadError && held) {
         this.engine.dropPayload(message);
         this.onPayloadLost?.(queue, message, error);
       }

@@ -798,5 +798,7 @@ describe('a payload this replica cannot read', () => {
     expect(host.stats({ limit: 10 }).stats).toMatchObject({ failed: 1, unavailable: 0 });
     expect(engine.state.missingPayloads).toBe(1);
     expect(() => host.peek(handle)).toThrow(expect.objectContaining({ kind: 'unavailable' }) as Error);
+    expect(() => host.failureHead('q')).toThrow(expect.objectContaining({ kind: 'unavailable' }) as Error);
+    expect(lost).toEqual([1]); // reads of the copy being fetched are no new failures
   });
 });
