@@ -318,7 +318,14 @@ export class PayloadFetcher {
         this.partials.set(seq, partial);
       }
       const bytes = Buffer.from(chunk, 'base64');
-      if (partial.filled !== offset || offset + bytes.byteLength > message.byteLength) return;
+      const fits = bytes.byteLength > 0 && offset + bytes.byteLength <= message.byteLength;
+      if (partial.filled !== offset || !fits) {
+        // Not the piece asked for (a buggy or hostile source): start this payload over, so the
+        // pass does not ask again at once.
+        this.partials.delete(seq);
+        this.rejected++;
+        return;
+      }
       partial.bytes.set(bytes, offset);
       partial.filled += bytes.byteLength;
       if (partial.filled < message.byteLength) return;

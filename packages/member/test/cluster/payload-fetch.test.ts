@@ -113,7 +113,7 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
   const unrepaired: UnrepairedPayload[] = [];
   const filled: number[] = [];
   const calls: string[] = [];
-  const tamper = { on: false };
+  const tamper = { on: false, grow: false };
   const host: FetchHost = {
     group: 'spool:default#1',
     clock,
@@ -126,6 +126,9 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
       const answer = servePayloadChunks(peer, parseFetchItems(request['items'])!);
       // Through JSON as on the wire; a tampering peer flips a byte of each chunk it sends.
       const wire = JSON.parse(JSON.stringify(answer)) as Record<string, unknown> & { chunks: (string | null)[] };
+      if (tamper.grow) {
+        wire.chunks = wire.chunks.map((c) => (c === null ? c : Buffer.concat([Buffer.from(c, 'base64'), Buffer.alloc(400 * 1024)]).toString('base64')));
+      }
       if (tamper.on) {
         wire.chunks = wire.chunks.map((c) => {
           if (c === null) return c;
@@ -198,6 +201,19 @@ describe('PayloadFetcher', () => {
     await until(() => engine.state.missingPayloads === 0);
     expect(fetcher.unrepairedCount).toBe(0);
     expect(unrepaired).toHaveLength(1);
+  });
+
+  it('a chunk that is not the piece asked for is rejected, and the pass does not spin on it', async () => {
+    const { engine, fetcher, tamper, clock, calls } = fetching({ n2: engineWith(4, 300 * 1024) }, [2]);
+    tamper.grow = true;
+    fetcher.kick();
+    await until(() => fetcher.rejected > 0);
+    await clock.advance(0);
+    expect(calls.length).toBeLessThanOrEqual(2);
+    expect(engine.state.missingPayloads).toBe(1);
+    tamper.grow = false;
+    await clock.advance(FETCH_RETRY_MS_MIN);
+    await until(() => engine.state.missingPayloads === 0);
   });
 
   it('a kick ends the pause at once: a payload lost while the fetcher backs off is fetched now', async () => {
