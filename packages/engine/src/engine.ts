@@ -11,7 +11,7 @@ import type { ApplyResult, Command } from './commands.js';
 import type { GoneReason, MqError } from './errors.js';
 import * as handOff from './hand-off.js';
 import { type Message, Where } from './message.js';
-import { dropLocation, placeVisible } from './moves.js';
+import { dropLocation, restoreLocation } from './moves.js';
 import { PAYLOAD_MISSING, type PayloadStore } from './payload-store.js';
 import { DEFAULT_PLAN, type Plan } from './plan.js';
 import * as primary from './primary.js';
@@ -211,19 +211,18 @@ export class SpoolEngine {
     const message = queue?.order.find(seq);
     if (message === undefined || message.location !== PAYLOAD_MISSING) return false;
     if (message.byteLength !== payload.byteLength) return false;
-    message.location = this.state.payloads.append(seq, payload);
-    this.state.missingPayloads--;
-    if (message.where === Where.Unavailable) placeVisible(queue!, message, false);
+    restoreLocation(this.state, queue!, message, this.state.payloads.append(seq, payload));
     return true;
   }
 
   /**
-   * The payload of `message` cannot be read here (PayloadError: it failed its checksum or is
-   * gone): forget its location so the replica fetches a good copy (see fillPayload). The
-   * message keeps its state; a receive reaching it holds it back as unavailable. Replica-local.
+   * The payload of `message` in `queue` cannot be read here (PayloadError: it failed its
+   * checksum or is gone): forget its location so the replica fetches a good copy (see
+   * fillPayload). The message keeps its replicated state: a receive reaching it holds it back as
+   * unavailable, a failed one reads unavailable and the failure head skips it. Replica-local.
    */
-  dropPayload(message: Message): void {
-    if (message.where !== Where.Removed) dropLocation(this.state, message);
+  dropPayload(queue: Queue, message: Message): void {
+    if (message.where !== Where.Removed) dropLocation(this.state, queue, message);
   }
 
   /**
@@ -251,7 +250,7 @@ export class SpoolEngine {
         try {
           payload = payloads.read(message.seq, from, message.byteLength);
         } catch {
-          dropLocation(this.state, message);
+          dropLocation(this.state, queue, message);
           return true;
         }
         message.location = payloads.append(message.seq, payload);

@@ -6,8 +6,8 @@
 /**
  * Where a message rests. The state the interface shows is derived from it and the time:
  * Fresh, Ready, Expiring and Delayed read `delayed` while `visibleAtMs` is in the future and
- * `visible` after; Leased reads `pending`; Failed reads `failed`; Unavailable reads
- * `unavailable`.
+ * `visible` after; Leased reads `pending`; Failed reads `failed` (`unavailable` while this
+ * replica lacks its payload: location PAYLOAD_MISSING); Unavailable reads `unavailable`.
  */
 export const Where = {
   /**

@@ -71,8 +71,13 @@ export function rebuildQueue(state: SpoolState, queue: Queue, nowMs: number): vo
     message.leaseExpiresAtMs = Infinity;
     message.heapStamp++;
     if (message.where === Where.Failed) {
-      queue.failed++;
-      queue.failedHeap.push(message.seq, message, message.heapStamp);
+      // Without its payload here it counts as unavailable and stays out of the failure head.
+      if (message.location === PAYLOAD_MISSING) {
+        queue.unavailable++;
+      } else {
+        queue.failed++;
+        queue.failedHeap.push(message.seq, message, message.heapStamp);
+      }
     } else if (message.visibleAtMs > nowMs) {
       message.where = Where.Delayed;
       queue.delayed++;
@@ -229,7 +234,7 @@ export function releaseNow(state: SpoolState, queue: Queue, message: Message): v
  */
 export function withdrawUnreadable(state: SpoolState, queue: Queue, message: Message): void {
   assert(message.where === Where.Leased && !message.settling, 'withdrawing a settled lease');
-  dropLocation(state, message);
+  dropLocation(state, queue, message);
   placeUnavailable(state, queue, message);
   // No token names this delivery: undoing its number keeps a send handle valid, as nothing the
   // client could see moved the message. (A deadline entry it left stays stale: its key differs

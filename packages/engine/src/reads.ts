@@ -6,6 +6,7 @@
 import { countsOf } from './counters.js';
 import { type Message, Where, messageIdOf } from './message.js';
 import { promoteDelayed } from './moves.js';
+import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
 import type { Counts, MessageState, MessageView, QueueView, SpoolView } from './service.js';
 import { settingsView } from './settings.js';
@@ -17,7 +18,7 @@ export function messageStateOf(message: Message, nowMs: number): MessageState {
     case Where.Leased:
       return 'pending';
     case Where.Failed:
-      return 'failed';
+      return message.location === PAYLOAD_MISSING ? 'unavailable' : 'failed';
     case Where.Unavailable:
       return 'unavailable';
     default:

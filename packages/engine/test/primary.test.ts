@@ -521,7 +521,7 @@ describe('payloads this replica cannot read', () => {
     const q = createQueue(engine, 'q');
     send(engine, q, T0);
     send(engine, q, T0);
-    engine.dropPayload(q.order.find(1)!);
+    engine.dropPayload(q, q.order.find(1)!);
     expect(receive(engine, q, T0).seq).toBe(2);
     expect(q.order.find(1)!.where).toBe(Where.Unavailable);
     expect(engine.receive(q, T0)).toBeNull();
@@ -546,7 +546,49 @@ describe('payloads this replica cannot read', () => {
     const { engine, q, m } = withUnreadable(1, 1);
     expect(engine.apply({ type: 'recover', ...ref(q, m), delayMs: 0 }, T0).kind).toBe('gone');
     expect(engine.apply({ type: 'fail', ...ref(q, m) }, T0).kind).toBe('ok');
-    expect(counts(engine, q, T0)).toMatchObject({ failed: 1, unavailable: 0 });
+    // Failed in the replicated state; here, without its payload, it reads unavailable.
+    expect(counts(engine, q, T0)).toMatchObject({ failed: 0, unavailable: 1 });
+    expect(engine.messageState(m, T0)).toBe('unavailable');
+  });
+
+  it('a visible message whose copy is dropped (peek, a peer fetch) is held back at once', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q');
+    send(engine, q, T0);
+    const m = q.order.find(1)!;
+    engine.dropPayload(q, m);
+    expect(m.where).toBe(Where.Unavailable);
+    expect(counts(engine, q, T0)).toMatchObject({ visible: 0, unavailable: 1 });
+    engine.dropPayload(q, m); // already missing: nothing changes
+    expect(engine.state.missingPayloads).toBe(1);
+  });
+
+  it('a failed message without its payload reads unavailable and leaves the failure head until filled', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q', { maxRetries: 0 });
+    for (let i = 1; i <= 2; i++) send(engine, q, T0, { payload: new Uint8Array([i]) });
+    for (let i = 1; i <= 2; i++) engine.apply({ type: 'nack', ...ref(q, receive(engine, q, T0)) }, T0);
+    const [one, two] = [q.order.find(1)!, q.order.find(2)!];
+    expect(engine.failureHead(q)).toBe(one);
+    engine.dropPayload(q, one);
+    expect(one.where).toBe(Where.Failed); // its replicated state
+    expect(engine.messageState(one, T0)).toBe('unavailable');
+    expect(counts(engine, q, T0)).toMatchObject({ failed: 1, unavailable: 1 });
+    expect(engine.failureHead(q)).toBe(two);
+    // A new primary keeps it out of the head too.
+    engine.openPrimary(T0 + 1);
+    expect(engine.failureHead(q)).toBe(two);
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ failed: 1, unavailable: 1 });
+    // Replicated commands still see a failed message: a recover works on it.
+    expect(engine.fillPayload(q.gen, 1, new Uint8Array([1]))).toBe(true);
+    expect(engine.failureHead(q)).toBe(one);
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ failed: 2, unavailable: 0 });
+    engine.dropPayload(q, two);
+    expect(engine.apply({ type: 'recover', ...ref(q, two), delayMs: 0 }, T0 + 1).kind).toBe('ok');
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ failed: 1, visible: 0, unavailable: 1 });
+    expect(two.where).toBe(Where.Unavailable); // visible, but not receivable here
+    expect(engine.apply({ type: 'discard', ...ref(q, one) }, T0 + 1).kind).toBe('ok');
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ total: 1, failed: 0, unavailable: 1 });
   });
 
   it('a new primary decides afresh from its own store: a missing payload reads unavailable', () => {

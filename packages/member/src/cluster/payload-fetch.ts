@@ -84,7 +84,8 @@ export function servePayloadChunks(
   items.forEach(([queueGen, seq, offset], index) => {
     chunks.push(null);
     sums.push(null);
-    const message = engine.queueByGen(queueGen)?.order.find(seq);
+    const queue = engine.queueByGen(queueGen);
+    const message = queue?.order.find(seq);
     if (message === undefined || message.location === PAYLOAD_MISSING) {
       missing.push(index);
       return;
@@ -96,7 +97,7 @@ export function servePayloadChunks(
     } catch {
       // Unreadable here too: another replica may have it. This replica drops its bad copy, so
       // it fetches a good one itself (the caller sees missingPayloads grow).
-      engine.dropPayload(message);
+      engine.dropPayload(queue!, message);
       missing.push(index);
       return;
     }

@@ -460,8 +460,19 @@ export class SpoolHost {
   /** The oldest failed message with a failure lease (the same one on repeated reads), or null. */
   failureHead(name: string): Delivery | null {
     const queue = this.queueOr404(name);
-    const message = this.engine.failureHead(queue);
-    if (message === undefined) return null;
+    // A failed message whose payload is unreadable here reads unavailable and leaves the
+    // failure head (a good copy is fetched): the next one is the head. Each such read moves one
+    // message out of the head's reach: bounded.
+    for (;;) {
+      const message = this.engine.failureHead(queue);
+      if (message === undefined) return null;
+      const payload = this.tryReadPayload(queue, message);
+      if (payload instanceof PayloadError) continue;
+      return this.failureDelivery(queue, message, payload);
+    }
+  }
+
+  private failureDelivery(queue: Queue, message: Message, payload: Uint8Array): Delivery {
     const lease = this.tokens.mint(this.name, {
       kind: TokenKind.FailureLease,
       term: this.log.term,
@@ -472,7 +483,6 @@ export class SpoolHost {
       leased: false,
     });
     const messageId = messageIdOf(message.seq);
-    const payload = this.readPayload(queue, message);
     return { payload, lease, messageId, retries: message.retries };
   }
 
@@ -615,16 +625,24 @@ export class SpoolHost {
    * message keeps its state (a pending or failed message is not moved by a read).
    */
   private readPayload(queue: Queue, message: Message): Uint8Array {
+    const payload = this.tryReadPayload(queue, message);
+    if (payload instanceof PayloadError) throw payload;
+    return payload;
+  }
+
+  /** `readPayload`, answering the PayloadError instead of throwing it. */
+  private tryReadPayload(queue: Queue, message: Message): Uint8Array | PayloadError {
     // A copy dropped earlier is being fetched already: another read of it is no new failure.
     const held = message.location !== PAYLOAD_MISSING;
     try {
       return this.engine.payloadOf(message);
     } catch (error) {
-      if (error instanceof PayloadError && held) {
-        this.engine.dropPayload(message);
+      if (!(error instanceof PayloadError)) throw error;
+      if (held) {
+        this.engine.dropPayload(queue, message);
         this.onPayloadLost?.(queue, message, error);
       }
-      throw error;
+      return error;
     }
   }
 

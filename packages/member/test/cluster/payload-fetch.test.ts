@@ -50,7 +50,7 @@ describe('servePayloadChunks', () => {
   it('answers null and names as missing the messages it does not hold or cannot read', () => {
     const engine = engineWith(2, 10);
     const gen = engine.queue('q')!.gen;
-    engine.dropPayload(engine.queue('q')!.order.find(2)!);
+    engine.dropPayload(engine.queue('q')!, engine.queue('q')!.order.find(2)!);
     const answer = servePayloadChunks(engine, [[gen, 3, 0], [gen + 1, 1, 0], [gen, 2, 0], [gen, 1, 0]]);
     expect(answer.chunks).toEqual([null, null, null, Buffer.alloc(10).toString('base64')]);
     expect(answer.missing).toEqual([0, 1, 2]);
@@ -109,7 +109,7 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
   const engine = engineWith(4, 300 * 1024);
   const queue = engine.queue('q')!;
   const clock = new ManualClock();
-  for (const seq of lost) engine.dropPayload(queue.order.find(seq)!);
+  for (const seq of lost) engine.dropPayload(queue, queue.order.find(seq)!);
   const unrepaired: UnrepairedPayload[] = [];
   const filled: number[] = [];
   const calls: string[] = [];
@@ -155,7 +155,7 @@ describe('PayloadFetcher', () => {
   it('fetches a dropped payload from the first peer that has it, in chunks, and puts the message back', async () => {
     const good = engineWith(4, 300 * 1024);
     const lacking = engineWith(4, 300 * 1024);
-    lacking.dropPayload(lacking.queue('q')!.order.find(2)!);
+    lacking.dropPayload(lacking.queue('q')!, lacking.queue('q')!.order.find(2)!);
     const { engine, queue, fetcher, filled, unrepaired } = fetching({ n2: lacking, n3: good }, [2, 3]);
     const two = queue.order.find(2)!;
     engine.receive(queue, 0); // 1
@@ -223,7 +223,7 @@ describe('PayloadFetcher', () => {
     await until(() => unrepaired.length === 1);
     // Backing off (no clock advance from here): a peer appears and another payload is lost.
     peers['n2'] = engineWith(4, 300 * 1024);
-    engine.dropPayload(queue.order.find(4)!);
+    engine.dropPayload(queue, queue.order.find(4)!);
     fetcher.kick();
     await until(() => engine.state.missingPayloads === 0);
     expect(fetcher.fetched).toBe(2);
@@ -231,7 +231,7 @@ describe('PayloadFetcher', () => {
 
   it('with every peer answering that it lacks the payload, reports how many were asked', async () => {
     const lacking = engineWith(4, 300 * 1024);
-    lacking.dropPayload(lacking.queue('q')!.order.find(1)!);
+    lacking.dropPayload(lacking.queue('q')!, lacking.queue('q')!.order.find(1)!);
     const { fetcher, unrepaired } = fetching({ n2: lacking, n3: lacking }, [1]);
     fetcher.kick();
     await until(() => unrepaired.length === 1);

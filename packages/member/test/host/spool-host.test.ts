@@ -785,20 +785,28 @@ describe('a payload this replica cannot read', () => {
     expect((await waiting[1])!.payload).toEqual(bytes(1));
   });
 
-  it('peek and the failure head answer 503 unavailable meanwhile and keep the state', async () => {
+  it('the failure head moves on to the next failed message; peek of it answers 503 until repaired', async () => {
     const { payloads, engine, host, lost } = flakyHost();
     await host.createQueue('q', { maxRetries: 0 });
-    await sendOne(host, 'q', bytes(1));
-    await host.nack((await recvNow(host, 'q')).lease);
-    const listed = host.listMessages('q', { limit: 10, withHandles: true });
-    const handle = listed.items[0]!.handle!;
+    for (let i = 1; i <= 2; i++) await sendOne(host, 'q', bytes(i));
+    for (let i = 1; i <= 2; i++) await host.nack((await recvNow(host, 'q')).lease);
+    const handle = host.listMessages('q', { limit: 10, withHandles: true }).items[0]!.handle!;
+    const oldHead = host.failureHead('q')!;
+    expect(oldHead.messageId).toBe(messageIdOf(1));
     payloads.bad.add(1);
-    expect(() => host.failureHead('q')).toThrow(expect.objectContaining({ kind: 'unavailable' }) as Error);
+    expect(host.failureHead('q')!.messageId).toBe(messageIdOf(2));
     expect(lost).toEqual([1]);
-    expect(host.stats({ limit: 10 }).stats).toMatchObject({ failed: 1, unavailable: 0 });
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(host.stats({ limit: 10 }).stats).toMatchObject({ failed: 1, unavailable: 1 });
+    const listed = host.listMessages('q', { state: 'unavailable', limit: 10, withHandles: false });
+    expect(listed.items.map((m) => m.id)).toEqual([messageIdOf(1)]);
     expect(() => host.peek(handle)).toThrow(expect.objectContaining({ kind: 'unavailable' }) as Error);
-    expect(() => host.failureHead('q')).toThrow(expect.objectContaining({ kind: 'unavailable' }) as Error);
+    expect(host.failureHead('q')!.messageId).toBe(messageIdOf(2));
     expect(lost).toEqual([1]); // reads of the copy being fetched are no new failures
+    // Repaired: the head again, and its old failure lease still settles it.
+    payloads.bad.delete(1);
+    engine.fillPayload(engine.queue('q')!.gen, 1, bytes(1));
+    expect(host.failureHead('q')!.messageId).toBe(messageIdOf(1));
+    await host.discard({ lease: oldHead.lease });
+    expect(host.stats({ limit: 10 }).stats).toMatchObject({ failed: 1, unavailable: 0 });
   });
 });

@@ -82,7 +82,7 @@ describe('SegmentStore', () => {
     writeSync(fd, Buffer.from([0xff ^ payloadOf(1)[3]!]), 0, 1, RECORD_HEADER_BYTES + 3);
     closeSync(fd);
     expect(() => engine.payloadOf(message)).toThrow(/checksum mismatch/);
-    engine.dropPayload(message);
+    engine.dropPayload(engine.queue('q')!, message);
     expect(store.stats().liveRecords).toBe(0);
     expect(engine.state.missingPayloads).toBe(1);
     expect(engine.fillPayload(queueGen, 1, payloadOf(1))).toBe(true);
