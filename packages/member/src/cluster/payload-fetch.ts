@@ -250,8 +250,12 @@ export class PayloadFetcher {
   private collect(engine: SpoolEngine, cursor: { queueGen: number; seq: number }): Item[] {
     const items: Item[] = [];
     let bytes = 0;
-    for (const [queueGen, queue] of engine.state.queuesByGen) {
+    // In generation order: the cursor moves forward through queues as through seqs (a restored
+    // state holds its queues in name order).
+    const gens = [...engine.state.queuesByGen.keys()].sort((a, b) => a - b);
+    for (const queueGen of gens) {
       if (queueGen < cursor.queueGen) continue;
+      const queue = engine.state.queuesByGen.get(queueGen)!;
       const after = queueGen === cursor.queueGen ? cursor.seq : 0;
       queue.order.scanAfter(after, (message) => {
         if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
