@@ -244,7 +244,7 @@ export function renderMemberGroupMetrics(status: MemberStatus): string {
       value(s),
     ]);
   }
-  const states = ['delayed', 'visible', 'pending', 'failed'] as const;
+  const states = ['delayed', 'visible', 'pending', 'failed', 'unavailable'] as const;
   const depthRows = status.depths.flatMap((depth) => states.map((state) => ({ depth, state })));
   out.add('mq_member_spool_messages', 'gauge', 'Messages by state, on spools served here.', depthRows, (r) => [
     { ...self, spool: r.depth.spool, state: r.state },

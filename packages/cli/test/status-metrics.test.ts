@@ -55,7 +55,7 @@ const status: MemberStatus = {
       payloadsRejected: 0,
     },
   ],
-  depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, total: 11, dataBytes: 4096 }],
+  depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, unavailable: 1, total: 11, dataBytes: 4096 }],
 };
 
 describe('renderMemberMetrics', () => {
@@ -83,6 +83,7 @@ describe('renderMemberMetrics', () => {
     expectPrometheusText(text);
     expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="visible"} 5\n');
     expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="failed"} 3\n');
+    expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="unavailable"} 1\n');
     expect(text).toContain('mq_member_spool_leases{member="n1",spool="acme/default"} 2\n');
     expect(text).toContain('mq_member_spool_stored_messages{member="n1",spool="acme/default"} 11\n');
     expect(text).toContain('mq_member_spool_stored_bytes{member="n1",spool="acme/default"} 4096\n');

@@ -73,6 +73,8 @@ export interface SpoolDepth {
   /** Messages under a live lease: the spool's lease count. */
   readonly pending: number;
   readonly failed: number;
+  /** Messages whose payload this (serving) replica cannot read now (being fetched). */
+  readonly unavailable: number;
   /** Stored messages (in-flight sends included) and their payload bytes. */
   readonly total: number;
   readonly dataBytes: number;
@@ -582,8 +584,8 @@ export class Member implements AccountsHost {
       const replica = this.replicas.get(name)!;
       if (!replica.isServing()) continue;
       const counts = replica.engine.spoolCounts(nowMs);
-      const { delayed, visible, pending, failed, total, dataBytes } = counts;
-      out.push({ spool: name, delayed, visible, pending, failed, total, dataBytes });
+      const { delayed, visible, pending, failed, unavailable, total, dataBytes } = counts;
+      out.push({ spool: name, delayed, visible, pending, failed, unavailable, total, dataBytes });
     }
     return out;
   }
