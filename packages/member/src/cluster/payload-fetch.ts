@@ -11,14 +11,18 @@
 // missing: [index, ...] }`: the bytes of each payload from its offset, at most FETCH_CHUNK_BYTES
 // in all (null past that budget: ask again); `sums` the payload's checksum (segment-record.ts
 // payloadChecksum: every replica computes it alike from the payload as logged) beside each
-// chunk; `missing` the items the answering replica cannot serve (it lacks them or cannot read
-// them either). A payload is stored only when its bytes match the checksum of every chunk.
+// chunk; `missing` the items whose message the answering replica holds without a good copy of
+// its payload (it lacks it or cannot read it either). A message it does not hold (it is behind,
+// or already applied the message's removal) is neither served nor missing: it cannot tell. A
+// payload is stored only when its bytes match the checksum of every chunk.
 //
 // One fetch loop per replica (one call in flight at a time: bounded concurrency). A pass that
 // completes nothing waits before the next, doubling from FETCH_RETRY_MS_MIN to
 // FETCH_RETRY_MS_MAX, on the injected clock. A payload that every replica asked reports missing
-// (or that has no replica to ask: a single-replica spool) is reported once as unrepaired; it
-// stays unavailable and is asked for again at the slow pace, as a replica may come back.
+// in UNREPAIRED_PASSES passes in a row (or that has no replica to ask: a single-replica spool)
+// is reported once as unrepaired; it stays unavailable and is asked for again at the slow pace,
+// as a replica may come back. (The passes in a row keep a replica that is itself still fetching
+// the payload from raising a false alarm.)
 
 import { PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
 import type { Clock } from '../host/clock.js';
@@ -31,6 +35,8 @@ export const FETCH_ITEMS_MAX = 256;
 /** First pause after a pass that completed nothing, ms; doubled up to FETCH_RETRY_MS_MAX. */
 export const FETCH_RETRY_MS_MIN = 100;
 export const FETCH_RETRY_MS_MAX = 30_000;
+/** Passes in a row in which every replica lacked a payload before it is reported unrepaired. */
+export const UNREPAIRED_PASSES = 3;
 
 type Item = readonly [queueGen: number, seq: number, offset: number];
 
@@ -86,7 +92,8 @@ export function servePayloadChunks(
     sums.push(null);
     const queue = engine.queueByGen(queueGen);
     const message = queue?.order.find(seq);
-    if (message === undefined || message.location === PAYLOAD_MISSING) {
+    if (message === undefined) return; // not held here (behind, or removed): cannot tell
+    if (message.location === PAYLOAD_MISSING) {
       missing.push(index);
       return;
     }
@@ -163,6 +170,8 @@ export class PayloadFetcher {
   private partialsOf: SpoolEngine | null = null;
   /** Seqs reported unrepaired (each once), until repaired or removed. */
   private readonly reported = new Set<number>();
+  /** Passes in a row in which every source lacked the payload, by seq (not yet reported). */
+  private readonly lackingPasses = new Map<number, number>();
   private retryMs = FETCH_RETRY_MS_MIN;
   /** Ends the pause between passes early (a kick: something new went missing). */
   private wake: (() => void) | null = null;
@@ -204,6 +213,7 @@ export class PayloadFetcher {
     }
     this.partials.clear();
     this.reported.clear();
+    this.lackingPasses.clear();
   }
 
   /** One walk over the missing payloads; true when any arrived. */
@@ -212,6 +222,7 @@ export class PayloadFetcher {
     if (this.partialsOf !== engine) {
       this.partials.clear();
       this.reported.clear();
+      this.lackingPasses.clear();
     }
     this.partialsOf = engine;
     this.forgetSettled(engine);
@@ -234,15 +245,13 @@ export class PayloadFetcher {
     }
   }
 
-  /** Drops reports of payloads no longer missing (repaired, or their message removed). */
+  /** Drops what is known of payloads no longer missing (repaired, or their message removed). */
   private forgetSettled(engine: SpoolEngine): void {
     for (const seq of this.reported) {
-      let missing = false;
-      for (const queue of engine.state.queues.values()) {
-        const message = queue.order.find(seq);
-        if (message !== undefined) missing = message.location === PAYLOAD_MISSING;
-      }
-      if (!missing) this.reported.delete(seq);
+      if (!isMissing(engine, seq)) this.reported.delete(seq);
+    }
+    for (const seq of this.lackingPasses.keys()) {
+      if (!isMissing(engine, seq)) this.lackingPasses.delete(seq);
     }
   }
 
@@ -348,15 +357,27 @@ export class PayloadFetcher {
     return completed;
   }
 
-  /** Reports, once each, the items every source asked lacks (or that had nobody to ask). */
+  /**
+   * Reports, once each, the items every source lacked (or that had nobody to ask) in
+   * UNREPAIRED_PASSES passes in a row.
+   */
   private noteUnrepaired(engine: SpoolEngine, items: readonly Item[], gathered: Gathered): void {
     const sourceCount = this.host.sources().length;
     if (gathered.asked < sourceCount) return; // a source did not answer: it may have them
     items.forEach(([queueGen, seq], i) => {
-      if (gathered.chunks[i] !== null || gathered.lacking[i] !== gathered.asked) return;
+      if (gathered.chunks[i] !== null || gathered.lacking[i] !== gathered.asked) {
+        this.lackingPasses.delete(seq);
+        return;
+      }
       if (this.reported.has(seq)) return;
       const queue = engine.queueByGen(queueGen);
       if (queue?.order.find(seq)?.location !== PAYLOAD_MISSING) return;
+      const passes = (this.lackingPasses.get(seq) ?? 0) + 1;
+      if (passes < UNREPAIRED_PASSES) {
+        this.lackingPasses.set(seq, passes);
+        return;
+      }
+      this.lackingPasses.delete(seq);
       this.reported.add(seq);
       const { group } = this.host;
       this.host.unrepaired({ group, queue: queue.name, seq, asked: gathered.asked });
@@ -378,4 +399,13 @@ export class PayloadFetcher {
       };
     });
   }
+}
+
+/** Whether a live message `seq` of the spool lacks its payload here. */
+function isMissing(engine: SpoolEngine, seq: number): boolean {
+  for (const queue of engine.state.queues.values()) {
+    const message = queue.order.find(seq);
+    if (message !== undefined) return message.location === PAYLOAD_MISSING;
+  }
+  return false;
 }

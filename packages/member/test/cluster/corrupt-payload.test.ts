@@ -144,6 +144,8 @@ describe('a payload corrupted on one replica', () => {
       [ids[2], digest(payloadOf(3))],
     ]);
     for (const delivery of served) await primary.service.ack('default', delivery.lease);
+    // Reported after a few passes with nobody to ask (their pauses run on the cluster's clock).
+    await cluster.clock.advance(1000);
     await waitFor(() => reports.length === 1);
     expect(reports[0]).toMatchObject({ queue: 'q', seq: 1, asked: 0 });
     expect(reports[0]!.group).toBe(member.replica('default')!.group);

@@ -6,6 +6,7 @@ import {
   FETCH_RETRY_MS_MAX,
   FETCH_RETRY_MS_MIN,
   type FetchHost,
+  UNREPAIRED_PASSES,
   PayloadFetcher,
   type UnrepairedPayload,
   parseFetchAnswer,
@@ -47,13 +48,14 @@ describe('servePayloadChunks', () => {
     expect(Buffer.from(chunks[1]!, 'base64')[0]).toBe(1);
   });
 
-  it('answers null and names as missing the messages it does not hold or cannot read', () => {
+  it('names as missing the messages it holds without a good copy; of others it cannot tell', () => {
     const engine = engineWith(2, 10);
     const gen = engine.queue('q')!.gen;
     engine.dropPayload(engine.queue('q')!, engine.queue('q')!.order.find(2)!);
     const answer = servePayloadChunks(engine, [[gen, 3, 0], [gen + 1, 1, 0], [gen, 2, 0], [gen, 1, 0]]);
     expect(answer.chunks).toEqual([null, null, null, Buffer.alloc(10).toString('base64')]);
-    expect(answer.missing).toEqual([0, 1, 2]);
+    // 3 and queue gen+1 are not held here (behind, or removed already): neither served nor missing.
+    expect(answer.missing).toEqual([2]);
     expect(answer.sums[3]).toBe(payloadChecksum(1, new Uint8Array(10)));
   });
 });
@@ -151,6 +153,14 @@ async function until(condition: () => boolean): Promise<void> {
   expect(condition()).toBe(true);
 }
 
+/** Lets the fetcher finish `count` passes: each time it pauses, the pause is let run out. */
+async function passes(clock: ManualClock, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await until(() => clock.pendingTimers > 0);
+    await clock.advance(FETCH_RETRY_MS_MAX);
+  }
+}
+
 describe('PayloadFetcher', () => {
   it('fetches a dropped payload from the first peer that has it, in chunks, and puts the message back', async () => {
     const good = engineWith(4, 300 * 1024);
@@ -187,6 +197,10 @@ describe('PayloadFetcher', () => {
     const peers: Record<string, SpoolEngine | 'down'> = {};
     const { engine, fetcher, unrepaired, clock, calls } = fetching(peers, [3]);
     fetcher.kick();
+    // Reported only after UNREPAIRED_PASSES passes in a row: not after the first.
+    await until(() => clock.pendingTimers > 0);
+    expect(unrepaired).toEqual([]);
+    await passes(clock, UNREPAIRED_PASSES - 1);
     await until(() => unrepaired.length === 1);
     expect(unrepaired[0]).toEqual({ group: 'spool:default#1', queue: 'q', seq: 3, asked: 0 });
     expect(fetcher.unrepairedCount).toBe(1);
@@ -218,8 +232,9 @@ describe('PayloadFetcher', () => {
 
   it('a kick ends the pause at once: a payload lost while the fetcher backs off is fetched now', async () => {
     const peers: Record<string, SpoolEngine | 'down'> = {};
-    const { engine, queue, fetcher, unrepaired } = fetching(peers, [3]);
+    const { engine, queue, fetcher, unrepaired, clock } = fetching(peers, [3]);
     fetcher.kick();
+    await passes(clock, UNREPAIRED_PASSES - 1);
     await until(() => unrepaired.length === 1);
     // Backing off (no clock advance from here): a peer appears and another payload is lost.
     peers['n2'] = engineWith(4, 300 * 1024);
@@ -232,9 +247,22 @@ describe('PayloadFetcher', () => {
   it('with every peer answering that it lacks the payload, reports how many were asked', async () => {
     const lacking = engineWith(4, 300 * 1024);
     lacking.dropPayload(lacking.queue('q')!, lacking.queue('q')!.order.find(1)!);
-    const { fetcher, unrepaired } = fetching({ n2: lacking, n3: lacking }, [1]);
+    const { fetcher, unrepaired, clock } = fetching({ n2: lacking, n3: lacking }, [1]);
     fetcher.kick();
+    await passes(clock, UNREPAIRED_PASSES - 1);
     await until(() => unrepaired.length === 1);
     expect(unrepaired[0]).toMatchObject({ seq: 1, asked: 2 });
+  });
+
+  it('never reports a payload the peers do not hold at all (behind, or its removal applied there)', async () => {
+    const removed = engineWith(4, 300 * 1024);
+    const queue = removed.queue('q')!;
+    const two = queue.order.find(2)!;
+    removed.apply({ type: 'discard', queueGen: queue.gen, seq: two.seq, gen: two.gen }, T0);
+    const { engine, fetcher, unrepaired, clock } = fetching({ n2: removed, n3: removed }, [2]);
+    fetcher.kick();
+    await passes(clock, UNREPAIRED_PASSES * 2);
+    expect(unrepaired).toEqual([]);
+    expect(engine.state.missingPayloads).toBe(1);
   });
 });
