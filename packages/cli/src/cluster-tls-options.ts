@@ -144,7 +144,12 @@ export function refusalLogger(logger: Logger | undefined): (refusal: Refusal) =>
     if (seen.has(key) || seen.size >= SEEN_MAX) return;
     seen.add(key);
     logger?.warn(
-      { peer: refusal.peer, identity: refusal.identity, method: refusal.method },
+      {
+        peer: refusal.peer,
+        identity: refusal.identity,
+        method: refusal.method,
+        reason: refusal.reason,
+      },
       'refused a gRPC call: the caller has no right to it',
     );
   };

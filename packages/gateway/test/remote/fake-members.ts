@@ -116,3 +116,40 @@ export async function startRawMember(onFrame: RawFrameHandler): Promise<RawMembe
     close: async () => server.forceShutdown(),
   };
 }
+
+/**
+ * A member port that ends every Calls stream with `code`, as a member's call guard does: at once
+ * (refused at the door), or after the first frame arrived (a stream cut while open).
+ */
+export async function startRefusingMember(
+  code: grpc.status,
+  when: 'at-once' | 'after-first-frame',
+): Promise<RawMember> {
+  const server = new grpc.Server();
+  const arrived = signal();
+  const end = (stream: grpc.ServerDuplexStream<Buffer, Buffer>): void => {
+    stream.emit('error', Object.assign(new Error('refused'), { code, details: 'refused' }));
+  };
+  server.addService(MEMBER_SERVICE, {
+    calls: (stream: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+      if (when === 'at-once') {
+        end(stream);
+        return;
+      }
+      stream.once('data', () => {
+        arrived.resolve();
+        end(stream);
+      });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    callArrived: () => arrived.promise,
+    close: async () => server.forceShutdown(),
+  };
+}

@@ -173,7 +173,7 @@ describe('a member port under mutual TLS', () => {
     await watch.firstAnswer;
     const before = refusals.length;
     expect((await member.meta.propose({ type: 'removeMember', id: 'n9' })).kind).toBe('ok');
-    expect(await watch.status).toBe(grpc.status.PERMISSION_DENIED);
+    expect(await watch.status).toBe(grpc.status.ABORTED);
     expect(await stream(removed, ACCOUNTS_WATCH_PATH)).toBe(grpc.status.PERMISSION_DENIED);
     expect(await unary(removed, propose)).toBe(grpc.status.PERMISSION_DENIED);
     expect(await raft(removed, 'n9')).toBe(grpc.status.PERMISSION_DENIED);
@@ -187,7 +187,7 @@ describe('a member port under mutual TLS', () => {
     const watch = openWatch(gateway);
     await watch.firstAnswer;
     revoked.replace([new X509Certificate(gateway.mode === 'tls' ? gateway.tls.cert : '').serialNumber]);
-    expect(await watch.status).toBe(grpc.status.PERMISSION_DENIED);
+    expect(await watch.status).toBe(grpc.status.ABORTED);
     expect(await stream(gateway, ACCOUNTS_WATCH_PATH)).toBe(grpc.status.UNAUTHENTICATED);
     expect(await stream(gateway, MEMBER_CALLS_PATH, Buffer.alloc(0))).toBe(grpc.status.UNAUTHENTICATED);
     revoked.replace([]);

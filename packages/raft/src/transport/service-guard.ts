@@ -38,6 +38,11 @@ export type Admission = (identity: PeerIdentity, method: string) => string | nul
 
 const UNAUTHENTICATED = 16;
 const PERMISSION_DENIED = 7;
+/**
+ * A call cut after it was let in: what it carried may have been run (a gateway must not read it
+ * as a refusal at the door, which guarantees nothing ran).
+ */
+const ABORTED = 10;
 
 /** What every grpc-js server call offers that the guard uses. */
 type SurfaceCall = CallWithAuthContext & {
@@ -104,7 +109,7 @@ export class CallGuard {
       if (reason === null) continue;
       this.open.delete(open);
       this.onRefused({ method: open.method, peer: open.call.getPeer(), identity: open.identity, reason });
-      open.end(PERMISSION_DENIED, reason);
+      open.end(ABORTED, reason);
     }
   }
 
