@@ -146,7 +146,7 @@ export function placeExpiring(queue: Queue, message: Message): void {
 /**
  * Holds back a visible message, or one leased by a receive that could not hand it out, whose
  * payload this replica does not hold (location PAYLOAD_MISSING): receive skips it until
- * `restoreAvailable`. No retry is spent and the retention clock keeps running.
+ * `restoreLocation`. No retry is spent and the retention clock keeps running.
  */
 export function placeUnavailable(state: SpoolState, queue: Queue, message: Message): void {
   const wasLeased = message.where === Where.Leased;

@@ -49,7 +49,8 @@ export function openPrimary(state: SpoolState, nowMs: number): void {
 }
 
 /**
- * Rebuilds a queue's structures from its messages' replicated fields: failed stays failed,
+ * Rebuilds a queue's structures from its messages' replicated fields: failed stays failed
+ * (counted unavailable, out of the failure head, while this replica lacks its payload),
  * everything else is delayed (visibleAtMs > nowMs), unavailable (visible, but this replica holds
  * no payload for it), or fresh in send order; no leases.
  */
