@@ -9,7 +9,7 @@ import {
   type ClusterSecurity,
   INSECURE_CLUSTER,
   type ServiceAccess,
-  guardService,
+  CallGuard,
   raiseReceiveWindows,
   serverCredentials,
 } from '@spoolmq/raft';
@@ -92,7 +92,8 @@ export function serveSpoolService(
   const registration = memberServiceRegistration(service, options);
   const { definition, implementation, access } = registration;
   const security = options.security ?? INSECURE_CLUSTER;
-  server.addService(definition, guardService(definition, implementation, access, security, noop));
+  const guard = new CallGuard(security, noop);
+  server.addService(definition, guard.wrap(definition, implementation, access));
   return registration;
 }
 
