@@ -3,10 +3,11 @@
 // deployments. Every scenario runs a bounded load through the gateway and checks what was
 // acknowledged against what came out: received, lost (always 0), redelivered.
 
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { MEMBER_ELECTION_TIMEOUT_MS } from '@spoolmq/testkit';
 import { ComposeCluster } from './compose-cluster.js';
 import { QueueHttp, isDelivery } from './queue-http.js';
@@ -22,6 +23,11 @@ const HELD_LEASES = 5;
 let cluster: ComposeCluster;
 let key: string;
 let http: QueueHttp;
+let scenarioStartMs = 0;
+
+function seconds(sinceMs: number): string {
+  return ((performance.now() - sinceMs) / 1_000).toFixed(1);
+}
 
 /** A steady, bounded load on its own queue. */
 function loadOptions(queue: string, overrides: Partial<WorkloadOptions> = {}): WorkloadOptions {
@@ -70,13 +76,20 @@ function report(scenario: string, tally: Tally): Tally {
 }
 
 beforeAll(async () => {
+  const startedMs = performance.now();
   cluster = await ComposeCluster.up(inject('e2eImage'));
+  process.stdout.write(`e2e: the compose cluster was up in ${seconds(startedMs)} s\n`);
   // As the README's compose section: a key for the whole cluster from any member's admin API.
   key = await cluster.admin(cluster.members[0]!, ['accounts', 'create', ACCOUNT, '-q']);
   http = new QueueHttp(cluster.apiUrl, key, SPOOL);
 });
 
+beforeEach(() => {
+  scenarioStartMs = performance.now();
+});
+
 afterEach(async (context) => {
+  process.stdout.write(`e2e: '${context.task.name}' took ${seconds(scenarioStartMs)} s\n`);
   if (context.task.result?.state !== 'fail' || cluster === undefined) return;
   const dir = join(tmpdir(), `${cluster.project}-logs`, context.task.name.slice(0, 40).replace(/\W+/g, '-'));
   await cluster.saveLogs(dir);
@@ -170,5 +183,8 @@ describe('the compose cluster', () => {
     expect(held).toEqual({ 204: cluster.members.length * HELD_LEASES });
     expect(tally.redelivered).toBe(0);
     expect(tally.acks['410'] ?? 0).toBe(0);
+    // A planned restart leaves no write unconfirmed: the stopping member drains its calls.
+    expect(tally.retried.sends['500'] ?? 0).toBe(0);
+    expect(tally.retried.acks['500'] ?? 0).toBe(0);
   });
 });
