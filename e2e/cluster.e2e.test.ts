@@ -154,7 +154,7 @@ describe('the compose cluster', () => {
   });
 
   it('restarts the whole cluster from its volumes', async () => {
-    const load = await startLoad('volumes', { consumers: 0, maxSends: 300 });
+    const load = await startLoad('volumes', { consumers: 0, maxSends: 300, sendsPerSecond: 50 });
     const sent = await load.sendsDone();
     await cluster.down();
     await cluster.start();

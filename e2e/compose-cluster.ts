@@ -106,16 +106,23 @@ export class ComposeCluster {
     }
   }
 
-  /** `docker compose down`: every container stopped gracefully and removed; volumes kept. */
+  /**
+   * `docker compose down`: every container stopped gracefully and removed; volumes kept. As
+   * compose, dependents first (the gateway), then the members together.
+   */
   async down(): Promise<void> {
-    const names = [...this.containers.keys()].reverse();
-    for (const name of names) {
-      const timeout = this.service(name).stopGraceMs;
-      await this.containers.get(name)!.stop({ timeout, remove: true, removeVolumes: true });
-      this.containers.delete(name);
-    }
+    const names = [...this.containers.keys()];
+    const members = new Set(this.members);
+    for (const name of names.filter((n) => !members.has(n)).reverse()) await this.stop(name);
+    await Promise.all(names.filter((n) => members.has(n)).map((name) => this.stop(name)));
     await this.network?.stop();
     this.network = undefined;
+  }
+
+  private async stop(name: string): Promise<void> {
+    const timeout = this.service(name).stopGraceMs;
+    await this.containers.get(name)!.stop({ timeout, remove: true, removeVolumes: true });
+    this.containers.delete(name);
   }
 
   /** `down`, then the volumes removed too (`docker compose down -v`). */
