@@ -11,7 +11,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, i
 import { MEMBER_ELECTION_TIMEOUT_MS } from '@spoolmq/testkit';
 import { ComposeCluster } from './compose-cluster.js';
 import { QueueHttp, isDelivery } from './queue-http.js';
-import { WORKLOAD_QUEUE_SETTINGS, Workload, formatTally, type Tally, type WorkloadOptions } from './workload.js';
+import {
+  WORKLOAD_QUEUE_SETTINGS,
+  Workload,
+  formatTally,
+  type Tally,
+  type WorkloadOptions,
+} from './workload.js';
 
 const ACCOUNT = 'e2e';
 const SPOOL = 'default';
@@ -44,7 +50,10 @@ function loadOptions(queue: string, overrides: Partial<WorkloadOptions> = {}): W
   };
 }
 
-async function startLoad(queue: string, overrides: Partial<WorkloadOptions> = {}): Promise<Workload> {
+async function startLoad(
+  queue: string,
+  overrides: Partial<WorkloadOptions> = {},
+): Promise<Workload> {
   expect((await http.createQueue(queue, WORKLOAD_QUEUE_SETTINGS)).status).toBe(201);
   const load = new Workload(http, loadOptions(queue, overrides));
   load.start();
@@ -91,7 +100,8 @@ beforeEach(() => {
 afterEach(async (context) => {
   process.stdout.write(`e2e: '${context.task.name}' took ${seconds(scenarioStartMs)} s\n`);
   if (context.task.result?.state !== 'fail' || cluster === undefined) return;
-  const dir = join(tmpdir(), `${cluster.project}-logs`, context.task.name.slice(0, 40).replace(/\W+/g, '-'));
+  const scenario = context.task.name.slice(0, 40).replace(/\W+/g, '-');
+  const dir = join(tmpdir(), `${cluster.project}-logs`, scenario);
   await cluster.saveLogs(dir);
   process.stdout.write(`e2e: the services' logs after the failure are in ${dir}\n`);
 });
@@ -112,7 +122,8 @@ describe('the compose cluster', () => {
     // The image's own `mq` command against the gateway, as a user in the container would.
     const cli = await cluster.cli('gateway', ['send', 'jobs', 'hi from mq', '--key', key]);
     expect(cli).toMatch(/^sent [0-9a-f]+$/);
-    const recv = await cluster.cli('gateway', ['recv', 'jobs', '--wait', '5', '--ack', '--key', key]);
+    const recvArgs = ['recv', 'jobs', '--wait', '5', '--ack', '--key', key];
+    const recv = await cluster.cli('gateway', recvArgs);
     expect(recv).toBe('hi from mq');
     process.stdout.write('e2e walk-through: acknowledged 2, received 2, lost 0\n');
   });
@@ -175,10 +186,14 @@ describe('the compose cluster', () => {
       await cluster.restart(member);
       await progress(load);
       const settled = await load.settle(leases);
-      for (const [status, count] of Object.entries(settled)) held[status] = (held[status] ?? 0) + count;
-      rounds.push(`${member}${member === before ? ' (primary)' : ''}: held leases ${JSON.stringify(settled)}`);
+      for (const [status, count] of Object.entries(settled)) {
+        held[status] = (held[status] ?? 0) + count;
+      }
+      const role = member === before ? ' (primary)' : '';
+      rounds.push(`${member}${role}: held leases ${JSON.stringify(settled)}`);
     }
-    const tally = report('rolling restart (docker restart, SIGTERM) of every member', await load.finish());
+    const scenario = 'rolling restart (docker restart, SIGTERM) of every member';
+    const tally = report(scenario, await load.finish());
     process.stdout.write(`e2e rolling restart: ${rounds.join('; ')}\n`);
     expect(held).toEqual({ 204: cluster.members.length * HELD_LEASES });
     expect(tally.redelivered).toBe(0);

@@ -82,7 +82,9 @@ export class Workload {
     for (let lane = 0; lane < this.options.senders; lane++) {
       this.senders.push(this.sendLane(lane, deadline));
     }
-    for (let lane = 0; lane < this.options.consumers; lane++) this.consumers.push(this.consumeLane());
+    for (let lane = 0; lane < this.options.consumers; lane++) {
+      this.consumers.push(this.consumeLane());
+    }
   }
 
   /** Sends acknowledged so far (for waiting until the load is under way). */
