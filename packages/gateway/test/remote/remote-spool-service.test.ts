@@ -223,6 +223,23 @@ describe('RemoteSpoolService when the link breaks', () => {
     expect(service.metrics().unconfirmed).toBe(0);
   });
 
+  it('sends a write on when the member ends the stream with it unread (going away)', async () => {
+    const log: string[] = [];
+    // A member that drained and ended its stream as this call was on the wire: it never ran it.
+    const a = await rawMember((frame, _reply, end) => {
+      for (const { call } of frame.calls) log.push(`a:${call.op}`);
+      end();
+    });
+    const serving = local();
+    await serving.createQueue('default', 'jobs', {});
+    const b = await member(loggedService(serving, log, 'b'));
+    const service = remote({ members: { a: a.address, b: b.address } });
+    const request = { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false };
+    expect((await service.send('default', 'jobs', request)).messageId).toMatch(/./);
+    expect(log).toEqual(['a:send', 'b:send']);
+    expect(service.metrics().unconfirmed).toBe(0);
+  });
+
   it('retries a read whose answer was lost, on the next member', async () => {
     const log: string[] = [];
     const arrived = signal();
