@@ -18,6 +18,15 @@ import type { RaftTuning } from './raft-tuning.js';
 
 const PEER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/**
+ * A service on the member's port; `drain`, when given, is called as the member closes, before
+ * its port does: it lets the calls in flight finish (within the bound it is given) so the port's
+ * close cuts none of them (MemberServiceRegistration.drain).
+ */
+export interface DrainableService extends GrpcServiceRegistration {
+  drain?(timeoutMs: number): Promise<void>;
+}
+
 export interface MemberOptions {
   /** This member's id: a key of `peers`. */
   readonly id: string;
@@ -50,7 +59,7 @@ export interface MemberOptions {
    */
   readonly payloadCacheBytes?: number;
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
-  readonly grpcServices?: (service: SpoolService) => readonly GrpcServiceRegistration[];
+  readonly grpcServices?: (service: SpoolService) => readonly DrainableService[];
   /**
    * How this member runs an admin step on member `id` (metadata proposals, transfers, removals).
    * Default: the accounts service's Call over gRPC at the member's address. Tests over the

@@ -51,7 +51,7 @@ import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.
 import { hex, hostsReplica } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
-import { type MemberOptions, checkOptions } from './member-options.js';
+import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
@@ -101,6 +101,8 @@ export interface MemberStatus {
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
 /** How often a member reconciles its replicas with the metadata without a new entry (ms). */
 const RECONCILE_INTERVAL_MS = 1_000;
+/** How long a closing member lets the gateways' calls in flight finish (they take ms). */
+export const SERVICE_DRAIN_MS = 2_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 
@@ -175,6 +177,8 @@ export class Member implements AccountsHost {
   private closing = false;
   /** Handing its groups over before stopping: not ready, opens no spool as primary. */
   private lameDuck = false;
+  /** The services given in the options, drained before the transport closes. */
+  private drainable: readonly DrainableService[] = [];
   private lastStartError: Error | null = null;
   /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
   private readonly disk: DiskMonitor | null;
@@ -312,11 +316,12 @@ export class Member implements AccountsHost {
 
   private async startGrpc(): Promise<Transport> {
     const options = this.options;
+    this.drainable = options.grpcServices?.(this.service) ?? [];
     const transport = await GrpcTransport.start({
       selfId: this.id,
       listen: options.listen ?? options.peers[this.id]!,
       peers: options.peers,
-      services: [...(options.grpcServices?.(this.service) ?? []), accountsServiceRegistration(this)],
+      services: [...this.drainable, accountsServiceRegistration(this)],
       security: this.security,
       admits: (identity, method) => this.refusal(identity, method),
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
@@ -637,6 +642,9 @@ export class Member implements AccountsHost {
     if (this.closing) return;
     this.closing = true;
     if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
+    // Gateways' calls in flight finish first (new ones go elsewhere), so no write is cut
+    // mid-call and answered 500 operation_unconfirmed by the transport's close below.
+    await Promise.all(this.drainable.map((service) => service.drain?.(SERVICE_DRAIN_MS)));
     this.disk?.close();
     this.recovery.close();
     await this.recovery.settled();
