@@ -14,8 +14,10 @@ import type {
   GroupId,
   GroupStorage,
   HardState,
+  LoadOptions,
   RestoredState,
   Snapshot,
+  SnapshotMeta,
   StorageDamage,
   StorageEngine,
 } from '../types.js';
@@ -30,6 +32,7 @@ import {
   encodeEntryValue,
   encodeHardState,
   encodeSnapshotRecord,
+  type SnapshotRecord,
 } from './record-codec.js';
 import { SnapshotFiles, syncDirectory } from './snapshot-files.js';
 import { StorageError } from './storage-error.js';
@@ -43,11 +46,16 @@ type Fill = (span: LogSpan, batch: Batch) => void;
 type MustSync = boolean | (() => boolean);
 
 /** Why load dropped the tail of a group's log. */
-export type TornTailReason = 'checksum' | 'gap' | 'term';
+export type TornTailReason = 'checksum' | 'gap' | 'term' | 'snapshot' | 'snapshot-kept';
 
 export interface TornTailReport {
   readonly group: GroupId;
-  /** Index of the first dropped entry (the first one that failed). */
+  /**
+   * Index of the first dropped entry (the first one that failed); 1 for reason `snapshot` (a
+   * snapshot file failed its checksum: the state it held and the entries after it are gone) and
+   * for `snapshot-kept` (the same, in a load that may not drop it: nothing was dropped, and
+   * the load fails `corrupt`).
+   */
   readonly firstDroppedIndex: number;
   readonly droppedEntries: number;
   readonly reason: TornTailReason;
@@ -240,7 +248,7 @@ class LevelGroupStorage implements GroupStorage {
    * commit index is clamped to what remains. Rejects `corrupt` when the hard state or the
    * snapshot fails its checksum (dropping those would be unsafe). Call it before writing.
    */
-  load(): Promise<RestoredState> {
+  load(options: LoadOptions = {}): Promise<RestoredState> {
     return this.held(async () => {
       await this.settled();
       const { db, files } = this.context;
@@ -256,7 +264,8 @@ class LevelGroupStorage implements GroupStorage {
       let snapshotFile: string | null = null;
       if (snapshotValue) {
         const record = decodeSnapshotRecord(this.group, snapshotValue);
-        const data = await files.read(this.group, record.file, record.dataBytes, record.dataCrc);
+        const data = await this.readSnapshotFile(record, options);
+        if (data === null) return this.dropCorruptSnapshot(hardState, record.meta);
         snapshot = { meta: record.meta, data };
         snapshotFile = record.file;
       }
@@ -277,6 +286,65 @@ class LevelGroupStorage implements GroupStorage {
       this.snapshotFile = snapshotFile;
       return { hardState, snapshot, entries: scan.entries };
     });
+  }
+
+  /** The snapshot's data; null when it fails its checksum and `dropCorruptSnapshot` allows. */
+  private async readSnapshotFile(
+    record: SnapshotRecord,
+    options: LoadOptions,
+  ): Promise<Uint8Array | null> {
+    try {
+      return await this.context.files.read(
+        this.group,
+        record.file,
+        record.dataBytes,
+        record.dataCrc,
+      );
+    } catch (error) {
+      if (!(error instanceof StorageError) || error.kind !== 'corrupt') throw error;
+      this.context.commit.stats.snapshotsCorrupt++;
+      if (options.dropCorruptSnapshot === true) return null;
+      const report = { firstDroppedIndex: 1, droppedEntries: 0 } as const;
+      this.context.onTornTail?.({ group: this.group, ...report, reason: 'snapshot-kept' });
+      throw error;
+    }
+  }
+
+  /**
+   * The snapshot file failed its checksum: the state up to its index is lost here, and the
+   * entries after it are useless without it. Deletes the snapshot record and every entry, with
+   * a hard state whose `damage` covers the lost log's end (never below the snapshot's index and
+   * term), in one durable batch, then the files; the group starts empty and a peer sends it a
+   * snapshot. Commit goes to 0: nothing is applied here any more.
+   */
+  private async dropCorruptSnapshot(
+    stored: HardState,
+    meta: SnapshotMeta,
+  ): Promise<RestoredState> {
+    const scan = await this.scanLog(meta.index, meta.term);
+    const lastEntry = scan.entries[scan.entries.length - 1];
+    let damage = mergeDamage(stored, { lastIndex: meta.index, lastTerm: meta.term });
+    const withDamage = (): HardState => ({ ...stored, damage });
+    if (lastEntry !== undefined) {
+      damage = mergeDamage(withDamage(), { lastIndex: lastEntry.index, lastTerm: lastEntry.term });
+    }
+    if (scan.lost !== null) damage = mergeDamage(withDamage(), scan.lost);
+    const hardState: HardState = { ...stored, commit: 0, damage };
+    const keys = [this.keys.snapshot, ...scan.deleteKeys];
+    for (const entry of scan.entries) keys.push(this.keys.entry(entry.index));
+    await this.deleteKeys(keys, hardState);
+    await this.context.files.removeAllBut(this.group, null);
+    this.context.onTornTail?.({
+      group: this.group,
+      firstDroppedIndex: 1,
+      droppedEntries: scan.entries.length,
+      reason: 'snapshot',
+    });
+    this.span = LogSpan.of(0, 0, []);
+    this.lastHardState = hardState;
+    this.registered = true; // the registry record is kept: the group still has state here
+    this.snapshotFile = null;
+    return { hardState, snapshot: null, entries: [] };
   }
 
   /**
