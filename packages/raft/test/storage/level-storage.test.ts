@@ -275,6 +275,31 @@ describe('LevelStorageEngine on disk', () => {
     await engine.close();
   });
 
+  it('drops a snapshot whose record fails its checksum, marking damage up to any later term', async () => {
+    const { directory, reports, reopen } = await setup();
+    await snapshotThenCorrupt(directory, reopen);
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const key = new GroupKeys('g').snapshot;
+    const value = (await db.get(key))!;
+    value[value.length - 2] ^= 0x01;
+    await db.put(key, value, { sync: true });
+    await db.close();
+    let engine = await reopen();
+    await expect(engine.group('g').load()).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
+    );
+    const restored = await engine.group('g').load({ dropCorruptSnapshot: true });
+    // Its index is unknown: only a log ending in a term above the stored one (3) covers it.
+    const damage = { lastIndex: Number.MAX_SAFE_INTEGER, lastTerm: 3 };
+    expect(restored).toEqual({ hardState: { term: 3, vote: 'n1', commit: 0, damage }, snapshot: null, entries: [] });
+    expect(reports.map((report) => [report.reason, report.droppedEntries])).toEqual([['snapshot-kept', 0], ['snapshot', 3]]);
+    await engine.close();
+    engine = await reopen();
+    expect(await engine.group('g').load()).toEqual({ hardState: { term: 3, vote: 'n1', commit: 0, damage }, snapshot: null, entries: [] });
+    await engine.close();
+  });
+
   it('a dropped snapshot keeps a higher damage mark found earlier', async () => {
     const { directory, reopen } = await setup();
     const earlier = { lastIndex: 40, lastTerm: 3 };
