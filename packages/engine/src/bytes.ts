@@ -220,7 +220,8 @@ export class ChunkReader extends ByteReader {
       parts.push(chunk);
       have += chunk.byteLength;
     }
-    this.buffer = parts.length === 2 && parts[0]!.byteLength === 0 ? parts[1]! : concat(parts, have);
+    const aligned = parts.length === 2 && parts[0]!.byteLength === 0;
+    this.buffer = aligned ? parts[1]! : concat(parts, have);
     this.offset = 0;
   }
 
