@@ -6,7 +6,7 @@
 // does, and each step is logged here. Messages from peers that contradict the member's log are
 // dropped and logged, never fatal.
 
-import type { RecoveryEvent } from '@spoolmq/member';
+import type { RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
 import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
@@ -20,6 +20,7 @@ export interface GroupFailureWatch {
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
     readonly onTornTail: (report: TornTailReport) => void;
     readonly onStorageRecovery: (event: RecoveryEvent) => void;
+    readonly onPayloadUnrepaired: (report: UnrepairedPayload) => void;
   };
   /** Resolves with the first failed group's name. */
   readonly failed: Promise<string>;
@@ -48,6 +49,7 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
         logTornTail(logger, report);
       },
       onStorageRecovery: (event) => logRecovery(logger, event),
+      onPayloadUnrepaired: (report) => logUnrepaired(logger, report),
     },
   };
 }
@@ -85,6 +87,19 @@ function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
   } else {
     logger?.warn({ group, from, count, reason }, `raft group ${group}: dropped a stale log tail`);
   }
+}
+
+/** One line per payload no replica could repair: its message stays unavailable. */
+function logUnrepaired(logger: Logger | undefined, report: UnrepairedPayload): void {
+  const { group, queue, seq, asked } = report;
+  const spool = group.slice('spool:'.length, group.lastIndexOf('#'));
+  const where = asked === 0 ? 'no other replica to ask' : `none of ${asked} other replicas has it`;
+  logger?.error(
+    { event: 'payload_unrepaired', spool, queue, seq, group, asked },
+    `spool ${spool} queue ${queue} message seq ${seq}: its payload failed its checksum or is ` +
+      `missing here and ${where}; the message stays unavailable (mq_member_spool_payloads_` +
+      'unrepaired) and is asked for again; everything else is served',
+  );
 }
 
 /** One line per step of a storage recovery: its start and retries (error), its end (info). */

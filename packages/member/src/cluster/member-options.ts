@@ -11,6 +11,7 @@ import type {
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
+import type { UnrepairedPayload } from './payload-fetch.js';
 import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
@@ -77,6 +78,11 @@ export interface MemberOptions {
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
   /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /**
+   * Told once per payload that failed its checksum (or was never fetched) here and that no other
+   * replica could give a good copy of: its message stays `unavailable` and is asked for again.
+   */
+  readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
   /**

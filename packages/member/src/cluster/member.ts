@@ -54,6 +54,7 @@ import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
+import type { FetchAnswer } from './payload-fetch.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
@@ -72,6 +73,8 @@ export interface SpoolDepth {
   /** Messages under a live lease: the spool's lease count. */
   readonly pending: number;
   readonly failed: number;
+  /** Messages whose payload this (serving) replica cannot read now (being fetched). */
+  readonly unavailable: number;
   /** Stored messages (in-flight sends included) and their payload bytes. */
   readonly total: number;
   readonly dataBytes: number;
@@ -517,7 +520,7 @@ export class Member implements AccountsHost {
    * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
    * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
    */
-  servePayloads(group: string, items: unknown): (string | null)[] {
+  servePayloads(group: string, items: unknown): FetchAnswer {
     const parsed = parseSpoolGroup(group);
     const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
     if (replica === undefined || replica.group !== group) {
@@ -581,8 +584,8 @@ export class Member implements AccountsHost {
       const replica = this.replicas.get(name)!;
       if (!replica.isServing()) continue;
       const counts = replica.engine.spoolCounts(nowMs);
-      const { delayed, visible, pending, failed, total, dataBytes } = counts;
-      out.push({ spool: name, delayed, visible, pending, failed, total, dataBytes });
+      const { delayed, visible, pending, failed, unavailable, total, dataBytes } = counts;
+      out.push({ spool: name, delayed, visible, pending, failed, unavailable, total, dataBytes });
     }
     return out;
   }
@@ -860,6 +863,9 @@ export class Member implements AccountsHost {
         this.reconcilePlan(spool);
         this.mover.kick(spool);
       },
+      ...(options.onPayloadUnrepaired === undefined
+        ? {}
+        : { onPayloadUnrepaired: options.onPayloadUnrepaired }),
     }).then(
       async (replica) => {
         this.starting.delete(spool);

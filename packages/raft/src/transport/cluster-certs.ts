@@ -36,6 +36,12 @@ function serial(): string {
   return hex.replace(/^[89a-f]/, '7');
 }
 
+/** The CA's private key, for signing only. */
+function signingKeyOf(ca: PemPair): Promise<webcrypto.CryptoKey> {
+  const der = x509.PemConverter.decodeFirst(ca.key);
+  return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, false, ['sign']);
+}
+
 /** A new self-signed CA named `name`, valid from `nowMs` for CA_VALIDITY_DAYS. */
 export async function makeCa(name: string, nowMs: number): Promise<PemPair> {
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
@@ -74,13 +80,7 @@ export async function makeLeaf(
 ): Promise<PemPair> {
   const uri = identityUri(identity);
   const caCert = new x509.X509Certificate(ca.cert);
-  const caKey = await webcrypto.subtle.importKey(
-    'pkcs8',
-    x509.PemConverter.decodeFirst(ca.key),
-    ALGORITHM,
-    false,
-    ['sign'],
-  );
+  const caKey = await signingKeyOf(ca);
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
     'sign',
     'verify',
@@ -139,13 +139,7 @@ export async function makeCrl(
   nowMs: number,
 ): Promise<string> {
   const caCert = new x509.X509Certificate(ca.cert);
-  const caKey = await webcrypto.subtle.importKey(
-    'pkcs8',
-    x509.PemConverter.decodeFirst(ca.key),
-    ALGORITHM,
-    false,
-    ['sign'],
-  );
+  const caKey = await signingKeyOf(ca);
   const crl = await x509.X509CrlGenerator.create({
     issuer: caCert.subject,
     thisUpdate: new Date(nowMs),

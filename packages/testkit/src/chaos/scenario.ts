@@ -171,8 +171,11 @@ async function exercise(
   log(`chaos: faults done; ${workload.operations} workload operations; settling`);
   mesh.heal();
   await cluster.waitReady(SETTLE_TIMEOUT_MS);
+  log('chaos: healed and ready; draining');
   const drain = await drainQueues({ model, target, history, boundMs: DRAIN_BOUND_MS });
+  log(`chaos: drained ${drain.acked} (${drain.drained ? 'empty' : 'not empty'}); converging`);
   await waitConverged(cluster);
+  log('chaos: converged; reading the final state');
   const final = await retried(() => collectFinalState({ model, target, history }));
   const report = check(history, final);
   return { history, final, faults: injector.counts, workload, drain, report, faultPhaseMs };
