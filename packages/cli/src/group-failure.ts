@@ -29,6 +29,7 @@ export interface GroupFailureWatch {
 export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatch {
   let report: (group: string) => void = () => undefined;
   const failed = new Promise<string>((resolve) => (report = resolve));
+  const keptSnapshots = new Set<string>();
   return {
     failed,
     hooks: {
@@ -39,7 +40,14 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       onRaftRejected: (group, from, reason) => {
         logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
       },
-      onTornTail: (report) => logTornTail(logger, report),
+      onTornTail: (report) => {
+        // A sole member's corrupt snapshot is found again at every start attempt: log it once.
+        if (report.reason === 'snapshot-kept') {
+          if (keptSnapshots.has(report.group)) return;
+          keptSnapshots.add(report.group);
+        }
+        logTornTail(logger, report);
+      },
       onStorageRecovery: (event) => logRecovery(logger, event),
       onPayloadUnrepaired: (report) => logUnrepaired(logger, report),
     },
@@ -49,6 +57,25 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
 /** One line for entries dropped on load: bad bytes at error level, a stale tail at warn. */
 function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
   const { group, firstDroppedIndex: from, droppedEntries: count, reason } = report;
+  if (reason === 'snapshot') {
+    logger?.error(
+      { group, count, reason },
+      `raft group ${group}: its snapshot file failed its checksum (bad bytes on disk); it and ` +
+        `the ${count} entries after it were dropped and this replica starts empty, voting as ` +
+        'if it still held them until a peer has sent it a snapshot ' +
+        '(mq_member_storage_snapshots_corrupt_total, mq_member_raft_storage_damaged)',
+    );
+    return;
+  }
+  if (reason === 'snapshot-kept') {
+    logger?.error(
+      { group, reason },
+      `raft group ${group}: its snapshot file failed its checksum (bad bytes on disk) and no ` +
+        'peer holds a copy (sole member): what it held is lost, so this group stays down while ' +
+        'the others serve (mq_member_storage_snapshots_corrupt_total)',
+    );
+    return;
+  }
   if (reason === 'checksum') {
     logger?.error(
       { group, from, count, reason },

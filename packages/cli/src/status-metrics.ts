@@ -102,6 +102,12 @@ const STORAGE_METRICS: readonly (readonly [
   ['mq_member_storage_bytes_written_total', 'counter', 'Encoded bytes written.', (s) => s.bytesWritten],
   ['mq_member_storage_snapshots_written_total', 'counter', 'Snapshot files written.', (s) => s.snapshotsWritten],
   [
+    'mq_member_storage_snapshots_corrupt_total',
+    'counter',
+    'Snapshot files that failed their checksum on load.',
+    (s) => s.snapshotsCorrupt,
+  ],
+  [
     'mq_member_storage_torn_entries_dropped_total',
     'counter',
     'Log entries dropped on load (bad checksum or a gap).',

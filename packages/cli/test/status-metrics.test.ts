@@ -164,6 +164,7 @@ describe('renderMemberMetrics storage', () => {
     pendingBytes: 100,
     pendingCalls: 2,
     snapshotsWritten: 1,
+    snapshotsCorrupt: 0,
     tornEntriesDropped: 0,
   };
 

@@ -486,7 +486,7 @@ export class SpoolReplica implements StateMachine {
   private guardedStorage(storage: GroupStorage): GroupStorage {
     return {
       group: storage.group,
-      load: () => storage.load(),
+      load: (options) => storage.load(options),
       save: (hardState, entries) => storage.save(hardState, entries),
       saveSnapshot: async (snapshot: Snapshot) => {
         await this.payloads.sync();

@@ -178,8 +178,12 @@ export class RaftCore {
     assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
     this.termValue = restored.hardState.term;
     this.vote = restored.hardState.vote;
+    // A damaged replica kept its vote, and `damage` covers what it acknowledged: not a wiped one.
     this.rebuilding =
-      config.guardLostStorage === true && snapshot === null && this.log.lastTerm() <= 1;
+      config.guardLostStorage === true &&
+      snapshot === null &&
+      this.log.lastTerm() <= 1 &&
+      (restored.hardState.damage ?? null) === null;
     this.snapshotValue = snapshot;
     this.savedHardState = this.hardState();
     this.stepRole = this.stepFollower;

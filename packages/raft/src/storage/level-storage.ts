@@ -14,8 +14,10 @@ import type {
   GroupId,
   GroupStorage,
   HardState,
+  LoadOptions,
   RestoredState,
   Snapshot,
+  SnapshotMeta,
   StorageDamage,
   StorageEngine,
 } from '../types.js';
@@ -30,6 +32,7 @@ import {
   encodeEntryValue,
   encodeHardState,
   encodeSnapshotRecord,
+  type SnapshotRecord,
 } from './record-codec.js';
 import { SnapshotFiles, syncDirectory } from './snapshot-files.js';
 import { StorageError } from './storage-error.js';
@@ -43,11 +46,16 @@ type Fill = (span: LogSpan, batch: Batch) => void;
 type MustSync = boolean | (() => boolean);
 
 /** Why load dropped the tail of a group's log. */
-export type TornTailReason = 'checksum' | 'gap' | 'term';
+export type TornTailReason = 'checksum' | 'gap' | 'term' | 'snapshot' | 'snapshot-kept';
 
 export interface TornTailReport {
   readonly group: GroupId;
-  /** Index of the first dropped entry (the first one that failed). */
+  /**
+   * Index of the first dropped entry (the first one that failed); 1 for reason `snapshot` (a
+   * snapshot file failed its checksum: the state it held and the entries after it are gone) and
+   * for `snapshot-kept` (the same, in a load that may not drop it: nothing was dropped, and
+   * the load fails `corrupt`).
+   */
   readonly firstDroppedIndex: number;
   readonly droppedEntries: number;
   readonly reason: TornTailReason;
@@ -240,7 +248,7 @@ class LevelGroupStorage implements GroupStorage {
    * commit index is clamped to what remains. Rejects `corrupt` when the hard state or the
    * snapshot fails its checksum (dropping those would be unsafe). Call it before writing.
    */
-  load(): Promise<RestoredState> {
+  load(options: LoadOptions = {}): Promise<RestoredState> {
     return this.held(async () => {
       await this.settled();
       const { db, files } = this.context;
@@ -255,10 +263,11 @@ class LevelGroupStorage implements GroupStorage {
       let snapshot: Snapshot | null = null;
       let snapshotFile: string | null = null;
       if (snapshotValue) {
-        const record = decodeSnapshotRecord(this.group, snapshotValue);
-        const data = await files.read(this.group, record.file, record.dataBytes, record.dataCrc);
-        snapshot = { meta: record.meta, data };
-        snapshotFile = record.file;
+        const record = this.decodeRecord(snapshotValue, options);
+        const data = record === null ? null : await this.readSnapshotFile(record, options);
+        if (data === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
+        snapshot = { meta: record!.meta, data };
+        snapshotFile = record!.file;
       }
       const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
       const lastEntry = scan.entries[scan.entries.length - 1];
@@ -277,6 +286,108 @@ class LevelGroupStorage implements GroupStorage {
       this.snapshotFile = snapshotFile;
       return { hardState, snapshot, entries: scan.entries };
     });
+  }
+
+  /** The snapshot record; null when it fails its checksum and `dropCorruptSnapshot` allows. */
+  private decodeRecord(value: Buffer, options: LoadOptions): SnapshotRecord | null {
+    try {
+      return decodeSnapshotRecord(this.group, value);
+    } catch (error) {
+      return this.corruptSnapshot(error, options);
+    }
+  }
+
+  /** Counts a corrupt snapshot; null to drop it, or rethrows `error` with a report. */
+  private corruptSnapshot(error: unknown, options: LoadOptions): null {
+    if (!(error instanceof StorageError) || error.kind !== 'corrupt') throw error;
+    this.context.commit.stats.snapshotsCorrupt++;
+    if (options.dropCorruptSnapshot === true) return null;
+    const report = { firstDroppedIndex: 1, droppedEntries: 0 } as const;
+    this.context.onTornTail?.({ group: this.group, ...report, reason: 'snapshot-kept' });
+    throw error;
+  }
+
+  /** The snapshot's data; null when it fails its checksum and `dropCorruptSnapshot` allows. */
+  private async readSnapshotFile(
+    record: SnapshotRecord,
+    options: LoadOptions,
+  ): Promise<Uint8Array | null> {
+    try {
+      return await this.context.files.read(
+        this.group,
+        record.file,
+        record.dataBytes,
+        record.dataCrc,
+      );
+    } catch (error) {
+      return this.corruptSnapshot(error, options);
+    }
+  }
+
+  /**
+   * The snapshot (its file, or its record: `meta` null) failed its checksum: the state up to
+   * its index is lost here, and the entries after it are useless without it. Deletes the
+   * snapshot record and every entry, with a hard state whose `damage` covers the lost log's end
+   * (never below the snapshot's index and term), in one durable batch, then the files; the
+   * group starts empty and a peer sends it a snapshot. Commit goes to 0: nothing is applied.
+   */
+  private async dropCorruptSnapshot(
+    stored: HardState,
+    meta: SnapshotMeta | null,
+  ): Promise<RestoredState> {
+    const lost =
+      meta === null ? await this.lostWithRecord(stored) : await this.lostAfter(stored, meta);
+    const hardState: HardState = { ...stored, commit: 0, damage: lost.damage };
+    await this.deleteKeys([this.keys.snapshot, ...lost.keys], hardState);
+    await this.context.files.removeAllBut(this.group, null);
+    this.context.onTornTail?.({
+      group: this.group,
+      firstDroppedIndex: 1,
+      droppedEntries: lost.entries,
+      reason: 'snapshot',
+    });
+    this.span = LogSpan.of(0, 0, []);
+    this.lastHardState = hardState;
+    this.registered = true; // the registry record is kept: the group still has state here
+    this.snapshotFile = null;
+    return { hardState, snapshot: null, entries: [] };
+  }
+
+  /** The entry keys to delete with a snapshot at `meta`, and the end of the log lost. */
+  private async lostAfter(stored: HardState, meta: SnapshotMeta): Promise<LostLog> {
+    const scan = await this.scanLog(meta.index, meta.term);
+    const lastEntry = scan.entries[scan.entries.length - 1];
+    let damage = mergeDamage(stored, { lastIndex: meta.index, lastTerm: meta.term });
+    const withDamage = (): HardState => ({ ...stored, damage });
+    if (lastEntry !== undefined) {
+      damage = mergeDamage(withDamage(), { lastIndex: lastEntry.index, lastTerm: lastEntry.term });
+    }
+    if (scan.lost !== null) damage = mergeDamage(withDamage(), scan.lost);
+    const keys = [...scan.deleteKeys];
+    for (const entry of scan.entries) keys.push(this.keys.entry(entry.index));
+    return { keys, entries: scan.entries.length, damage };
+  }
+
+  /**
+   * Every entry key, when the snapshot record is unreadable: its index is unknown. No stored
+   * entry has a term above the hard state's, so any log ending in a later term is at least as
+   * up-to-date as the lost one; none ending in that term is (index bound: the largest).
+   */
+  private async lostWithRecord(stored: HardState): Promise<LostLog> {
+    const keys: Buffer[] = [];
+    const range = { gte: this.keys.entriesStart, lt: this.keys.entriesEnd, values: false };
+    const iterator = this.context.db.iterator(range);
+    try {
+      for (;;) {
+        const chunk = await iterator.nextv(ITERATOR_CHUNK);
+        if (chunk.length === 0) break;
+        for (const [key] of chunk) keys.push(key);
+      }
+    } finally {
+      await iterator.close();
+    }
+    const end = { lastIndex: Number.MAX_SAFE_INTEGER, lastTerm: stored.term };
+    return { keys, entries: keys.length, damage: mergeDamage(stored, end) };
   }
 
   /**
@@ -589,6 +700,13 @@ class LevelGroupStorage implements GroupStorage {
       });
     });
   }
+}
+
+/** What a dropped snapshot takes along: entry keys to delete, and the damage to record. */
+interface LostLog {
+  readonly keys: Buffer[];
+  readonly entries: number;
+  readonly damage: StorageDamage;
 }
 
 /** Why the entry stored at `index` cannot follow the kept log, or null when it can. */

@@ -37,6 +37,8 @@ export interface StorageStats {
   readonly pendingCalls: number;
   /** Snapshot files written. */
   readonly snapshotsWritten: number;
+  /** Snapshot files that failed their checksum on load (dropped, or kept by a sole member). */
+  readonly snapshotsCorrupt: number;
   /** Log entries dropped on load because they failed their checksum or broke contiguity. */
   readonly tornEntriesDropped: number;
 }
@@ -57,6 +59,7 @@ export class StatsRecorder {
   fsyncMsTotal = 0;
   readonly fsyncMsHistogram: number[] = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
   snapshotsWritten = 0;
+  snapshotsCorrupt = 0;
   tornEntriesDropped = 0;
 
   /** Records one durable batch of `calls` calls, `entries` entries and `bytes` bytes. */
@@ -102,6 +105,7 @@ export class StatsRecorder {
       pendingBytes,
       pendingCalls,
       snapshotsWritten: this.snapshotsWritten,
+      snapshotsCorrupt: this.snapshotsCorrupt,
       tornEntriesDropped: this.tornEntriesDropped,
     };
   }
