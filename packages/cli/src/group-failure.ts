@@ -19,6 +19,7 @@ export interface GroupFailureWatch {
     readonly onGroupFailure: (group: string, error: Error) => void;
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
     readonly onTornTail: (report: TornTailReport) => void;
+    readonly onHardStateRestored: (group: string) => void;
     readonly onStorageRecovery: (event: RecoveryEvent) => void;
   };
   /** Resolves with the first failed group's name. */
@@ -39,6 +40,14 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
         logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
       },
       onTornTail: (report) => logTornTail(logger, report),
+      onHardStateRestored: (group) => {
+        logger?.error(
+          { group },
+          `raft group ${group}: the hard state record failed its checksum (bad bytes on disk); ` +
+            'term, vote and damage mark were restored from its copy and the record rewritten ' +
+            '(mq_member_storage_hard_states_restored_total)',
+        );
+      },
       onStorageRecovery: (event) => logRecovery(logger, event),
     },
   };

@@ -76,6 +76,8 @@ export interface MemberOptions {
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
   /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /** Told when loading a group found its hard state record unreadable and restored its copy. */
+  readonly onHardStateRestored?: (group: string) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
   /**

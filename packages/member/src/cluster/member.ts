@@ -238,6 +238,7 @@ export class Member implements AccountsHost {
       await chmod(options.dataDir!, 0o700);
       this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
         onTornTail: options.onTornTail,
+        onHardStateRestored: options.onHardStateRestored,
       });
       this.ownsStorage = true;
     }

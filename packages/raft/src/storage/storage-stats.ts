@@ -39,6 +39,8 @@ export interface StorageStats {
   readonly snapshotsWritten: number;
   /** Log entries dropped on load because they failed their checksum or broke contiguity. */
   readonly tornEntriesDropped: number;
+  /** Hard state records found unreadable on load and restored from their copy. */
+  readonly hardStatesRestored: number;
 }
 
 /** Mutable counters behind `StorageStats`; owned by one engine. */
@@ -58,6 +60,7 @@ export class StatsRecorder {
   readonly fsyncMsHistogram: number[] = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
   snapshotsWritten = 0;
   tornEntriesDropped = 0;
+  hardStatesRestored = 0;
 
   /** Records one durable batch of `calls` calls, `entries` entries and `bytes` bytes. */
   recordBatch(calls: number, entries: number, bytes: number, latencyMs: number): void {
@@ -103,6 +106,7 @@ export class StatsRecorder {
       pendingCalls,
       snapshotsWritten: this.snapshotsWritten,
       tornEntriesDropped: this.tornEntriesDropped,
+      hardStatesRestored: this.hardStatesRestored,
     };
   }
 }
