@@ -156,6 +156,13 @@ export class TestCluster {
     return storage;
   }
 
+  /** The data directory of member `id` (LevelDB clusters only). */
+  dataDirOf(id: string): string {
+    const dir = this.dirs.get(id);
+    if (dir === undefined) throw new Error(`no data directory for ${id}`);
+    return dir;
+  }
+
   private async dirOf(id: string): Promise<string> {
     let dir = this.dirs.get(id);
     if (dir === undefined) {
