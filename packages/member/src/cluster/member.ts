@@ -13,6 +13,7 @@
 
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@spoolmq/engine';
 import type { AuthTable } from '@spoolmq/gateway';
 import {
@@ -32,6 +33,7 @@ import {
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
+import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
 import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
@@ -238,6 +240,8 @@ export class Member implements AccountsHost {
       // Payloads, key hashes and the cluster secret live here: this user's alone.
       await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
       await chmod(options.dataDir!, 0o700);
+      // On a volume filled to the last byte LevelDB cannot even open: the ballast makes room.
+      await this.disk?.releaseBallast();
       this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
         onTornTail: options.onTornTail,
         onHardStateRestored: options.onHardStateRestored,
@@ -898,6 +902,7 @@ export class Member implements AccountsHost {
 
   private async reopenStorage(): Promise<void> {
     if (this.closing) return;
+    await this.disk?.releaseBallast(); // room for LevelDB to come back (see open)
     await this.storageValue.reopen!();
   }
 
@@ -965,9 +970,15 @@ function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null
   const probe =
     options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
   if (probe === undefined) return null;
+  const ballastBytes = options.diskBallastBytes ?? 0;
+  const ballast =
+    options.dataDir === undefined || ballastBytes === 0
+      ? undefined
+      : new DiskBallast(join(options.dataDir, DISK_BALLAST_FILE), ballastBytes, probe, options.onDiskBallast);
   return new DiskMonitor({
     probe,
     clock,
+    ...(ballast === undefined ? {} : { ballast }),
     ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
     ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
   });
