@@ -78,15 +78,22 @@ function logBallast(logger: Logger | undefined, event: BallastEvent): void {
     case 'released':
       logger?.warn(
         { ...fields, bytes: event.bytes, freeBytes: event.freeBytes },
-        `data volume nearly full (${event.freeBytes} bytes free): deleted the ${event.bytes}-byte ` +
-          'disk ballast so storage can open and consumers drain; free space on the volume',
+        `data volume nearly full (${event.freeBytes} bytes free): deleted the ` +
+          `${event.bytes}-byte disk ballast so storage can open and consumers drain; ` +
+          'free space on the volume',
       );
       return;
     case 'restored':
-      logger?.info({ ...fields, bytes: event.bytes }, `disk ballast of ${event.bytes} bytes written again`);
+      logger?.info(
+        { ...fields, bytes: event.bytes },
+        `disk ballast of ${event.bytes} bytes written again`,
+      );
       return;
     case 'restore_failed':
-      logger?.warn({ ...fields, err: event.error }, `writing the disk ballast failed: ${event.error.message}`);
+      logger?.warn(
+        { ...fields, err: event.error },
+        `writing the disk ballast failed: ${event.error.message}`,
+      );
       return;
   }
 }

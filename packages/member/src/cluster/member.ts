@@ -971,10 +971,11 @@ function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null
     options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
   if (probe === undefined) return null;
   const ballastBytes = options.diskBallastBytes ?? 0;
+  const path = options.dataDir === undefined ? null : join(options.dataDir, DISK_BALLAST_FILE);
   const ballast =
-    options.dataDir === undefined || ballastBytes === 0
+    path === null || ballastBytes === 0
       ? undefined
-      : new DiskBallast(join(options.dataDir, DISK_BALLAST_FILE), ballastBytes, probe, options.onDiskBallast);
+      : new DiskBallast(path, ballastBytes, probe, options.onDiskBallast);
   return new DiskMonitor({
     probe,
     clock,

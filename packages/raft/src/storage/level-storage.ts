@@ -317,7 +317,8 @@ class LevelGroupStorage implements GroupStorage {
     value: Buffer | undefined,
     copyValue: Buffer | undefined,
   ): { hardState: HardState; restored: boolean; copyStale: boolean } {
-    const copy = copyValue !== undefined && copyValue.length > 0 ? decodeHardStateOrNull(copyValue) : null;
+    const hasCopy = copyValue !== undefined && copyValue.length > 0;
+    const copy = hasCopy ? decodeHardStateOrNull(copyValue) : null;
     const record = value === undefined ? EMPTY_HARD_STATE : decodeHardStateOrNull(value);
     if (record !== null && !(value === undefined && copy !== null)) {
       const current = copy === null ? value === undefined : sameSafetyState(copy, record);
@@ -693,7 +694,8 @@ function sameSafetyState(a: HardState, b: HardState): boolean {
   const x = a.damage ?? null;
   const y = b.damage ?? null;
   const sameDamage =
-    x === y || (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
+    x === y ||
+    (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
   return a.term === b.term && a.vote === b.vote && sameDamage;
 }
 

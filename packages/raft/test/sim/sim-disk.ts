@@ -126,6 +126,7 @@ function sameSafetyState(a: HardState, b: HardState): boolean {
   const x = a.damage ?? null;
   const y = b.damage ?? null;
   const sameDamage =
-    x === y || (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
+    x === y ||
+    (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
   return a.term === b.term && a.vote === b.vote && sameDamage;
 }

@@ -3,8 +3,9 @@
 // loses, duplicates, delays, reorders and partitions (symmetric and one-way), replicas crash
 // (losing some unsynced writes) and restart, writes fail (the process exits and restarts),
 // fsyncs stall, a restarting replica finds bad bytes in its log, snapshot or hard state (one
-// replica at a time: a majority corrupted at once is beyond repair), members are added, promoted and removed,
-// leadership is transferred, replicas snapshot and compact. Every step runs the safety checker. Heal phase:
+// replica at a time: a majority corrupted at once is beyond repair), members are added,
+// promoted and removed, leadership is transferred, replicas snapshot and compact. Every step
+// runs the safety checker. Heal phase:
 // faults stop, everything restarts and reconnects, and the cluster must converge with every
 // acknowledged proposal applied on every member in the same order.
 
