@@ -1,9 +1,10 @@
 // Certificates for the clusters the scripts start (`npm run cluster`, benchmarks): a CA and one
 // certificate per process under `dir`, made once and kept (mutual TLS on every link, as in
-// production). Returns each process's `--cluster-*` flags by name.
+// production), and the CA's revocation list (empty until `mq certs revoke ... --dir` adds to it).
+// Returns each process's `--cluster-*` flags by name.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeCa, makeLeaf } from '../packages/raft/dist/index.js';
+import { makeCa, makeCrl, makeLeaf } from '../packages/raft/dist/index.js';
 
 /**
  * @param {string} dir
@@ -22,6 +23,8 @@ export async function clusterCertFlags(dir, members, gateways) {
     writeFileSync(caCert, ca.cert);
   }
   const ca = { cert: readFileSync(caCert, 'utf8'), key: readFileSync(caKey, 'utf8') };
+  const crl = join(dir, 'revoked.crl');
+  if (!existsSync(crl)) writeFileSync(crl, await makeCrl(ca, [], nowMs));
   const flags = new Map();
   const holders = [
     ...members.map((name) => ({ role: 'member', name })),
@@ -34,7 +37,12 @@ export async function clusterCertFlags(dir, members, gateways) {
       writeFileSync(`${stem}.key`, leaf.key, { mode: 0o600 });
       writeFileSync(`${stem}.crt`, leaf.cert);
     }
-    flags.set(name, ['--cluster-ca', caCert, '--cluster-cert', `${stem}.crt`, '--cluster-key', `${stem}.key`]);
+    flags.set(name, [
+      '--cluster-ca', caCert,
+      '--cluster-cert', `${stem}.crt`,
+      '--cluster-key', `${stem}.key`,
+      '--cluster-crl', crl,
+    ]);
   }
   return flags;
 }

@@ -143,7 +143,12 @@ async function storagePhase(raft, root, config) {
 async function transportPhase(raft, config) {
   const echo = spawnMember(['--role', 'echo']);
   const echoReady = await nextMessage(echo, (m) => m.type === 'ready');
-  const transport = await raft.GrpcTransport.start({ selfId: 'client', listen: '127.0.0.1:0', peers: { echo: echoReady.address } });
+  const transport = await raft.GrpcTransport.start({
+    selfId: 'client',
+    listen: '127.0.0.1:0',
+    peers: { echo: echoReady.address },
+    security: raft.INSECURE_CLUSTER,
+  });
   echo.send({ type: 'peers', peers: { client: transport.address } });
   const waiting = new Map();
   transport.onMessage((_group, message) => {
@@ -315,7 +320,12 @@ async function childMain(flags) {
 }
 
 async function echoMain(raft) {
-  const transport = await raft.GrpcTransport.start({ selfId: 'echo', listen: '127.0.0.1:0', peers: {} });
+  const transport = await raft.GrpcTransport.start({
+    selfId: 'echo',
+    listen: '127.0.0.1:0',
+    peers: {},
+    security: raft.INSECURE_CLUSTER,
+  });
   transport.onMessage((group, message) => {
     transport.send(group, [
       {
@@ -341,7 +351,12 @@ async function echoMain(raft) {
 async function memberMain(raft, flags) {
   const id = String(flags.id);
   const engine = await raft.LevelStorageEngine.open(String(flags.dir));
-  const transport = await raft.GrpcTransport.start({ selfId: id, listen: '127.0.0.1:0', peers: {} });
+  const transport = await raft.GrpcTransport.start({
+    selfId: id,
+    listen: '127.0.0.1:0',
+    peers: {},
+    security: raft.INSECURE_CLUSTER,
+  });
   const router = new raft.GroupRouter(transport);
   let node = null;
   process.on('message', (message) => {

@@ -8,8 +8,10 @@ import {
   INSECURE_CLUSTER,
   type PeerIdentity,
   type Refusal,
+  RevokedSerials,
   ownIdentity,
 } from '@spoolmq/raft';
+import { loadClusterCrl, watchClusterCrl } from './cluster-crl.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import type { Logger } from './logger.js';
 import { UsageError } from './usage-error.js';
@@ -20,6 +22,7 @@ export const CLUSTER_TLS_FLAGS = {
   'cluster-ca': { type: 'string' },
   'cluster-cert': { type: 'string' },
   'cluster-key': { type: 'string' },
+  'cluster-crl': { type: 'string' },
   'insecure-cluster': { type: 'boolean' },
 } as const;
 
@@ -27,6 +30,8 @@ export const CLUSTER_TLS_USAGE = `\
   --cluster-ca FILE   The cluster CA's certificate (PEM). Env MQ_CLUSTER_CA.
   --cluster-cert FILE This process's certificate from \`mq certs\` (PEM). Env MQ_CLUSTER_CERT.
   --cluster-key FILE  Its private key (PEM). Env MQ_CLUSTER_KEY.
+  --cluster-crl FILE  The CA's revocation list from \`mq certs revoke\` (PEM), re-read when it
+                      changes (checked every 30 s and on SIGHUP). Env MQ_CLUSTER_CRL.
   --insecure-cluster  Run the gRPC links without TLS: anyone who reaches the port can read and
                       write every spool. Env MQ_INSECURE_CLUSTER=true. Not for production.`;
 
@@ -37,6 +42,8 @@ export type ClusterTlsChoice =
       readonly caFile: string;
       readonly certFile: string;
       readonly keyFile: string;
+      /** The CA's revocation list, when given. */
+      readonly crlFile: string | null;
     }
   | { readonly mode: 'insecure' };
 
@@ -45,6 +52,7 @@ export function clusterTlsOf(flags: Flags, env: Env, command: string): ClusterTl
   const ca = flagOrEnv(flags, 'cluster-ca', env, 'MQ_CLUSTER_CA');
   const cert = flagOrEnv(flags, 'cluster-cert', env, 'MQ_CLUSTER_CERT');
   const key = flagOrEnv(flags, 'cluster-key', env, 'MQ_CLUSTER_KEY');
+  const crl = flagOrEnv(flags, 'cluster-crl', env, 'MQ_CLUSTER_CRL');
   const insecureEnv = env['MQ_INSECURE_CLUSTER'];
   if (insecureEnv !== undefined && !['true', 'false', '1', '0'].includes(insecureEnv)) {
     const shown = JSON.stringify(insecureEnv);
@@ -56,6 +64,9 @@ export function clusterTlsOf(flags: Flags, env: Env, command: string): ClusterTl
   if (insecure && given > 0) {
     throw new UsageError('give either the cluster certificates or --insecure-cluster, not both');
   }
+  if (insecure && crl !== undefined) {
+    throw new UsageError('--cluster-crl needs the cluster certificates, not --insecure-cluster');
+  }
   if (insecure) return { mode: 'insecure' };
   if (given === 0) {
     throw new UsageError(
@@ -66,10 +77,11 @@ export function clusterTlsOf(flags: Flags, env: Env, command: string): ClusterTl
   if (ca === undefined || cert === undefined || key === undefined || given !== 3) {
     throw new UsageError('--cluster-ca, --cluster-cert and --cluster-key go together');
   }
-  for (const value of [ca, cert, key]) {
+  for (const value of [ca, cert, key, ...(crl === undefined ? [] : [crl])]) {
     if (value.value === '') throw new UsageError(`${value.source} must name a file`);
   }
-  return { mode: 'tls', caFile: ca.value, certFile: cert.value, keyFile: key.value };
+  const files = { caFile: ca.value, certFile: cert.value, keyFile: key.value };
+  return { mode: 'tls', ...files, crlFile: crl?.value ?? null };
 }
 
 /**
@@ -93,8 +105,11 @@ export async function loadClusterSecurity(
     ca: await read(choice.caFile),
     cert: await read(choice.certFile),
     key: await read(choice.keyFile),
+    // Filled from --cluster-crl (loadClusterCrl) before any link opens; empty without it.
+    revoked: new RevokedSerials(),
   };
   const security: ClusterSecurity = { mode: 'tls', tls };
+  if (choice.crlFile !== null) await loadClusterCrl(choice.crlFile, security);
   let identity: PeerIdentity | null;
   try {
     identity = ownIdentity(security);
@@ -129,8 +144,23 @@ export function refusalLogger(logger: Logger | undefined): (refusal: Refusal) =>
     if (seen.has(key) || seen.size >= SEEN_MAX) return;
     seen.add(key);
     logger?.warn(
-      { peer: refusal.peer, identity: refusal.identity, method: refusal.method },
+      {
+        peer: refusal.peer,
+        identity: refusal.identity,
+        method: refusal.method,
+        reason: refusal.reason,
+      },
       'refused a gRPC call: the caller has no right to it',
     );
   };
+}
+
+/** Follows --cluster-crl while the process runs (nothing without it); returns the stop. */
+export function followClusterCrl(
+  choice: ClusterTlsChoice,
+  security: ClusterSecurity,
+  logger: Logger | undefined,
+): () => void {
+  if (choice.mode !== 'tls' || choice.crlFile === null) return () => undefined;
+  return watchClusterCrl(choice.crlFile, security, logger);
 }

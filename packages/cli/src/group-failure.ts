@@ -6,7 +6,7 @@
 // does, and each step is logged here. Messages from peers that contradict the member's log are
 // dropped and logged, never fatal.
 
-import type { BallastEvent, RecoveryEvent } from '@spoolmq/member';
+import type { BallastEvent, RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
 import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
@@ -22,6 +22,7 @@ export interface GroupFailureWatch {
     readonly onHardStateRestored: (group: string) => void;
     readonly onDiskBallast: (event: BallastEvent) => void;
     readonly onStorageRecovery: (event: RecoveryEvent) => void;
+    readonly onPayloadUnrepaired: (report: UnrepairedPayload) => void;
   };
   /** Resolves with the first failed group's name. */
   readonly failed: Promise<string>;
@@ -51,6 +52,7 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       },
       onStorageRecovery: (event) => logRecovery(logger, event),
       onDiskBallast: (event) => logBallast(logger, event),
+      onPayloadUnrepaired: (report) => logUnrepaired(logger, report),
     },
   };
 }
@@ -96,6 +98,19 @@ function logBallast(logger: Logger | undefined, event: BallastEvent): void {
       );
       return;
   }
+}
+
+/** One line per payload no replica could repair: its message stays unavailable. */
+function logUnrepaired(logger: Logger | undefined, report: UnrepairedPayload): void {
+  const { group, queue, seq, asked } = report;
+  const spool = group.slice('spool:'.length, group.lastIndexOf('#'));
+  const where = asked === 0 ? 'no other replica to ask' : `none of ${asked} other replicas has it`;
+  logger?.error(
+    { event: 'payload_unrepaired', spool, queue, seq, group, asked },
+    `spool ${spool} queue ${queue} message seq ${seq}: its payload failed its checksum or is ` +
+      `missing here and ${where}; the message stays unavailable (mq_member_spool_payloads_` +
+      'unrepaired) and is asked for again; everything else is served',
+  );
 }
 
 /** One line per step of a storage recovery: its start and retries (error), its end (info). */

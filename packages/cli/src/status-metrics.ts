@@ -52,6 +52,30 @@ const SPOOL_METRICS: readonly (readonly [
   ['mq_member_spool_openings_total', 'counter', 'Openings as primary.', (s) => s.openings],
   ['mq_member_spool_restores_total', 'counter', 'Snapshots restored.', (s) => s.restores],
   ['mq_member_spool_failed', 'gauge', 'Stopped on a storage failure.', (s) => s.failure !== null],
+  [
+    'mq_member_spool_payloads_missing',
+    'gauge',
+    'Messages whose payload this replica lacks (being fetched; unavailable meanwhile).',
+    (s) => s.payloadsMissing,
+  ],
+  [
+    'mq_member_spool_payloads_unrepaired',
+    'gauge',
+    'Missing payloads no other replica had a good copy of at the last try.',
+    (s) => s.payloadsUnrepaired,
+  ],
+  [
+    'mq_member_spool_payload_read_failures_total',
+    'counter',
+    'Payload reads that failed their checksum here (or found no record).',
+    (s) => s.payloadReadFailures,
+  ],
+  [
+    'mq_member_spool_payloads_fetched_total',
+    'counter',
+    'Payloads fetched from other replicas.',
+    (s) => s.payloadsFetched,
+  ],
 ];
 
 /** Storage counters and gauges of a member (one engine shared by all its groups). */
@@ -226,7 +250,7 @@ export function renderMemberGroupMetrics(status: MemberStatus): string {
       value(s),
     ]);
   }
-  const states = ['delayed', 'visible', 'pending', 'failed'] as const;
+  const states = ['delayed', 'visible', 'pending', 'failed', 'unavailable'] as const;
   const depthRows = status.depths.flatMap((depth) => states.map((state) => ({ depth, state })));
   out.add('mq_member_spool_messages', 'gauge', 'Messages by state, on spools served here.', depthRows, (r) => [
     { ...self, spool: r.depth.spool, state: r.state },

@@ -37,6 +37,23 @@ describe('a Raft group that stops on its own state', () => {
     expect(String(c.logs[0]!['msg'])).toMatch(/failed their checksum .* repaired/);
   });
 
+  it('logs a payload no replica could repair in one error line naming spool, queue and seq', () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    watch.hooks.onPayloadUnrepaired({ group: 'spool:acme/default#3', queue: 'jobs', seq: 17, asked: 0 });
+    expect(c.logs).toHaveLength(1);
+    expect(c.logs[0]).toMatchObject({
+      level: 50,
+      event: 'payload_unrepaired',
+      spool: 'acme/default',
+      queue: 'jobs',
+      seq: 17,
+    });
+    expect(String(c.logs[0]!['msg'])).toMatch(
+      /^spool acme\/default queue jobs message seq 17: .* no other replica to ask; the message stays unavailable/,
+    );
+  });
+
   it('logs a storage recovery (start and retries at error level, the end at info), never exits', async () => {
     const c = captureIo();
     const watch = watchGroupFailures(c.io.logger);

@@ -48,9 +48,14 @@ const status: MemberStatus = {
       restores: 1,
       failure: null,
       storageDamage: { lastIndex: 121, lastTerm: 7 },
+      payloadsMissing: 2,
+      payloadsUnrepaired: 1,
+      payloadReadFailures: 3,
+      payloadsFetched: 1,
+      payloadsRejected: 0,
     },
   ],
-  depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, total: 11, dataBytes: 4096 }],
+  depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, unavailable: 1, total: 11, dataBytes: 4096 }],
 };
 
 describe('renderMemberMetrics', () => {
@@ -67,6 +72,10 @@ describe('renderMemberMetrics', () => {
     expect(text).toContain('mq_member_spool_openings_total{member="n1",spool="default",group="spool:default#1"} 2\n');
     expect(text).toContain('mq_member_raft_storage_damaged{member="n1",group="meta"} 0\n');
     expect(text).toContain('mq_member_raft_storage_damaged{member="n1",group="spool:default#1"} 1\n');
+    const labels = '{member="n1",spool="default",group="spool:default#1"}';
+    expect(text).toContain(`mq_member_spool_payloads_missing${labels} 2\n`);
+    expect(text).toContain(`mq_member_spool_payloads_unrepaired${labels} 1\n`);
+    expect(text).toContain(`mq_member_spool_payload_read_failures_total${labels} 3\n`);
   });
 
   it('reports queue depth by state, leases and stored totals of the spools served here', () => {
@@ -74,6 +83,7 @@ describe('renderMemberMetrics', () => {
     expectPrometheusText(text);
     expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="visible"} 5\n');
     expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="failed"} 3\n');
+    expect(text).toContain('mq_member_spool_messages{member="n1",spool="acme/default",state="unavailable"} 1\n');
     expect(text).toContain('mq_member_spool_leases{member="n1",spool="acme/default"} 2\n');
     expect(text).toContain('mq_member_spool_stored_messages{member="n1",spool="acme/default"} 11\n');
     expect(text).toContain('mq_member_spool_stored_bytes{member="n1",spool="acme/default"} 4096\n');

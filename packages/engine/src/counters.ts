@@ -32,6 +32,7 @@ export interface StateCounts {
   readonly visible: number;
   readonly pending: number;
   readonly failed: number;
+  readonly unavailable: number;
 }
 
 export function countsOf(states: StateCounts, counters: Counters): Counts {
@@ -42,7 +43,7 @@ export function countsOf(states: StateCounts, counters: Counters): Counts {
     visible: states.visible,
     pending: states.pending,
     failed: states.failed,
-    unavailable: 0,
+    unavailable: states.unavailable,
     addedTotal: counters.added,
     ackedTotal: counters.acked,
     nackedTotal: counters.nacked,

@@ -10,7 +10,8 @@
 import type { ApplyResult, Command } from './commands.js';
 import type { GoneReason, MqError } from './errors.js';
 import * as handOff from './hand-off.js';
-import type { Message } from './message.js';
+import { type Message, Where } from './message.js';
+import { dropLocation, restoreLocation } from './moves.js';
 import { PAYLOAD_MISSING, type PayloadStore } from './payload-store.js';
 import { DEFAULT_PLAN, type Plan } from './plan.js';
 import * as primary from './primary.js';
@@ -200,23 +201,43 @@ export class SpoolEngine {
 
   /**
    * Stores the payload fetched from another replica for a message this replica lacks (it
-   * restored another replica's snapshot). False, changing nothing, when the message is gone,
-   * already has its payload, or `payload` is not as long as the message.
+   * restored another replica's snapshot, or dropped a copy that failed its checksum). An
+   * unavailable message returns to its place by seq among the visible ones. False, changing
+   * nothing, when the message is gone, already has its payload, or `payload` is not as long as
+   * the message. The caller checked the bytes (the engine knows only their length).
    */
   fillPayload(queueGen: number, seq: number, payload: Uint8Array): boolean {
-    const message = this.state.queuesByGen.get(queueGen)?.order.find(seq);
+    const queue = this.state.queuesByGen.get(queueGen);
+    const message = queue?.order.find(seq);
     if (message === undefined || message.location !== PAYLOAD_MISSING) return false;
     if (message.byteLength !== payload.byteLength) return false;
-    message.location = this.state.payloads.append(seq, payload);
-    this.state.missingPayloads--;
+    restoreLocation(this.state, queue!, message, this.state.payloads.append(seq, payload));
     return true;
+  }
+
+  /**
+   * The payload of `message` in `queue` cannot be read here (PayloadError: it failed its
+   * checksum or is gone): forget its location so the replica fetches a good copy (see
+   * fillPayload). The message keeps its replicated state: a receive reaching it holds it back as
+   * unavailable, a failed one reads unavailable and the failure head skips it. Replica-local.
+   */
+  dropPayload(queue: Queue, message: Message): void {
+    if (message.where !== Where.Removed) dropLocation(this.state, queue, message);
+  }
+
+  /**
+   * A message `receive` just leased has a payload this replica cannot read: withdraws the lease
+   * nobody saw and holds the message back as unavailable (see primary.withdrawUnreadable).
+   */
+  withdrawUnreadable(queue: Queue, message: Message): void {
+    primary.withdrawUnreadable(this.state, queue, message);
   }
 
   /**
    * Moves the payloads whose location `moves` accepts to the store's head (a mostly dead segment
    * is emptied this way, so the store can delete it without rewriting the rest). Replica-local:
-   * nothing replicated changes. A payload that cannot be read stays where it is. O(messages).
-   * Returns how many moved.
+   * nothing replicated changes. A payload that cannot be read loses its location (see
+   * dropPayload: the replica fetches a good copy). O(messages). Returns how many moved.
    */
   relocatePayloads(moves: (location: number) => boolean): number {
     const payloads = this.state.payloads;
@@ -229,6 +250,7 @@ export class SpoolEngine {
         try {
           payload = payloads.read(message.seq, from, message.byteLength);
         } catch {
+          dropLocation(this.state, queue, message);
           return true;
         }
         message.location = payloads.append(message.seq, payload);
@@ -244,7 +266,8 @@ export class SpoolEngine {
 
   /**
    * The payload of a stored message, from the payload store (through its cache). Throws
-   * PayloadError (503 unavailable) when this replica cannot read it: missing or corrupt.
+   * PayloadError (503 unavailable) when this replica cannot read it: missing or corrupt (the
+   * caller then drops the location, see dropPayload and withdrawUnreadable).
    */
   payloadOf(message: Message): Uint8Array {
     return this.state.payloads.read(message.seq, message.location, message.byteLength);

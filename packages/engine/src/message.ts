@@ -6,7 +6,8 @@
 /**
  * Where a message rests. The state the interface shows is derived from it and the time:
  * Fresh, Ready, Expiring and Delayed read `delayed` while `visibleAtMs` is in the future and
- * `visible` after; Leased reads `pending`; Failed reads `failed`.
+ * `visible` after; Leased reads `pending`; Failed reads `failed` (`unavailable` while this
+ * replica lacks its payload: location PAYLOAD_MISSING); Unavailable reads `unavailable`.
  */
 export const Where = {
   /**
@@ -26,6 +27,15 @@ export const Where = {
   Expiring: 5,
   /** Removed; a tombstone in the send-order array until compaction. */
   Removed: 6,
+  /**
+   * Visible in the replicated state, but this replica cannot read its payload (location
+   * PAYLOAD_MISSING: never fetched, or its bytes failed their checksum and were dropped): receive
+   * skips it until the payload is fetched again, then it returns to its place by seq (Ready).
+   * Replica-local, like the location it follows from: another replica may hold a good copy, so
+   * a new primary decides afresh from its own store (rebuildQueue). Replicated transitions treat
+   * it as visible, so every replica still reaches the same replicated state.
+   */
+  Unavailable: 7,
 } as const;
 export type Where = (typeof Where)[keyof typeof Where];
 

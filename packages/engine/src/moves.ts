@@ -31,7 +31,12 @@ function leave(queue: Queue, message: Message): void {
       message.leaseExpiresAtMs = Infinity;
       break;
     case Where.Failed:
-      queue.failed--;
+      // A failed message whose payload this replica lacks counts as unavailable here.
+      if (message.location === PAYLOAD_MISSING) queue.unavailable--;
+      else queue.failed--;
+      break;
+    case Where.Unavailable:
+      queue.unavailable--;
       break;
     default:
       assert(false, 'moving a removed message');
@@ -56,7 +61,12 @@ function enter(queue: Queue, message: Message, where: Where): void {
       queue.pending++;
       break;
     case Where.Failed:
-      queue.failed++;
+      if (message.location === PAYLOAD_MISSING) queue.unavailable++;
+      else queue.failed++;
+      break;
+    case Where.Unavailable:
+      assert(message.location === PAYLOAD_MISSING, 'unavailable with a payload location');
+      queue.unavailable++;
       break;
     default:
       assert(false, 'entering an unknown place');
@@ -75,9 +85,17 @@ export function storeMessage(state: SpoolState, queue: Queue, message: Message):
   pushExpiry(state, queue, message);
 }
 
-/** Makes a message visible in its place by seq (ready heap). */
+/**
+ * Makes a message visible in its place by seq (ready heap); unavailable instead when this
+ * replica lacks its payload (receive would only hold it back).
+ */
 export function placeVisible(queue: Queue, message: Message, fresh: boolean): void {
   if (!fresh) leave(queue, message);
+  if (message.location === PAYLOAD_MISSING) {
+    enter(queue, message, Where.Unavailable);
+    message.heapStamp++;
+    return;
+  }
   enter(queue, message, Where.Ready);
   queue.ready.push(message.seq, message, ++message.heapStamp);
   if (queue.ready.size > 2 * queue.visible + HEAP_SLACK) {
@@ -123,6 +141,66 @@ export function placeExpiring(queue: Queue, message: Message): void {
   leave(queue, message);
   enter(queue, message, Where.Expiring);
   message.heapStamp++;
+}
+
+/**
+ * Holds back a visible message, or one leased by a receive that could not hand it out, whose
+ * payload this replica does not hold (location PAYLOAD_MISSING): receive skips it until
+ * `restoreLocation`. No retry is spent and the retention clock keeps running.
+ */
+export function placeUnavailable(state: SpoolState, queue: Queue, message: Message): void {
+  const wasLeased = message.where === Where.Leased;
+  leave(queue, message);
+  enter(queue, message, Where.Unavailable);
+  message.heapStamp++;
+  if (wasLeased && message.expiryDeferred) {
+    message.expiryDeferred = false;
+    pushExpiry(state, queue, message);
+  }
+}
+
+/**
+ * Forgets where this replica keeps a message's payload (its bytes failed their checksum or are
+ * gone): the store may reclaim the space, and the message counts as missing until a good copy
+ * is fetched. A visible message is held back as unavailable at once; a failed one counts as
+ * unavailable and the failure head skips it (its heap entry goes stale); a delayed or pending
+ * one keeps its place (a receive finds it later). Replica-local. No-op when already missing.
+ */
+export function dropLocation(state: SpoolState, queue: Queue, message: Message): void {
+  if (message.location === PAYLOAD_MISSING) return;
+  state.payloads.release(message.location, message.byteLength);
+  if (message.where === Where.Failed) {
+    queue.failed--;
+    queue.unavailable++;
+    message.heapStamp++;
+  }
+  message.location = PAYLOAD_MISSING;
+  state.missingPayloads++;
+  const where = message.where;
+  if (where === Where.Fresh || where === Where.Ready) placeUnavailable(state, queue, message);
+}
+
+/**
+ * Gives a message whose payload was missing here the location of a fetched copy: an
+ * unavailable message returns to its place by seq among the visible ones, a failed one to the
+ * failure heap (by seq). Replica-local.
+ */
+export function restoreLocation(
+  state: SpoolState,
+  queue: Queue,
+  message: Message,
+  location: number,
+): void {
+  assert(message.location === PAYLOAD_MISSING && location >= 0, 'restoring a held payload');
+  message.location = location;
+  state.missingPayloads--;
+  if (message.where === Where.Unavailable) {
+    placeVisible(queue, message, false);
+  } else if (message.where === Where.Failed) {
+    queue.unavailable--;
+    queue.failed++;
+    queue.failedHeap.push(message.seq, message, ++message.heapStamp);
+  }
 }
 
 /** Leases a visible message at `nowMs` for the queue's lease timeout (Infinity when 0). */
@@ -246,12 +324,16 @@ export function readyTop(queue: Queue): Message | undefined {
   return undefined;
 }
 
-/** The lowest-seq failed message, after dropping stale entries; undefined if none. */
+/**
+ * The lowest-seq failed message whose payload this replica holds, after dropping stale entries;
+ * undefined if none.
+ */
 export function failedTop(queue: Queue): Message | undefined {
   const heap = queue.failedHeap;
   while (heap.size > 0) {
     const message = heap.topItem()!;
-    if (message.where === Where.Failed && message.heapStamp === heap.topStamp()) return message;
+    const live = message.where === Where.Failed && message.heapStamp === heap.topStamp();
+    if (live && message.location !== PAYLOAD_MISSING) return message;
     heap.pop();
   }
   return undefined;

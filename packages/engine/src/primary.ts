@@ -2,13 +2,17 @@
 // release without delay, lease bookkeeping), what it decides and then logs (lease timeouts,
 // retention expiry), and opening the spool as a new primary. Never called on a replica.
 
+import { assert } from './assert.js';
 import { type GoneReason, MqError } from './errors.js';
 import { type Message, Where } from './message.js';
+import { PAYLOAD_MISSING } from './payload-store.js';
 import {
+  dropLocation,
   failedTop,
   isLiveLeaseEntry,
   placeExpiring,
   placeLeased,
+  placeUnavailable,
   promoteDelayed,
   pushExpiry,
   readyTop,
@@ -45,8 +49,10 @@ export function openPrimary(state: SpoolState, nowMs: number): void {
 }
 
 /**
- * Rebuilds a queue's structures from its messages' replicated fields: failed stays failed,
- * everything else is delayed (visibleAtMs > nowMs) or fresh in send order; no leases.
+ * Rebuilds a queue's structures from its messages' replicated fields: failed stays failed
+ * (counted unavailable, out of the failure head, while this replica lacks its payload),
+ * everything else is delayed (visibleAtMs > nowMs), unavailable (visible, but this replica holds
+ * no payload for it), or fresh in send order; no leases.
  */
 export function rebuildQueue(state: SpoolState, queue: Queue, nowMs: number): void {
   queue.ready.clear();
@@ -58,6 +64,7 @@ export function rebuildQueue(state: SpoolState, queue: Queue, nowMs: number): vo
   queue.delayed = 0;
   queue.pending = 0;
   queue.failed = 0;
+  queue.unavailable = 0;
   queue.expiring = 0;
   for (const message of queue.order.liveMessages()) {
     message.settling = false;
@@ -65,12 +72,20 @@ export function rebuildQueue(state: SpoolState, queue: Queue, nowMs: number): vo
     message.leaseExpiresAtMs = Infinity;
     message.heapStamp++;
     if (message.where === Where.Failed) {
-      queue.failed++;
-      queue.failedHeap.push(message.seq, message, message.heapStamp);
+      // Without its payload here it counts as unavailable and stays out of the failure head.
+      if (message.location === PAYLOAD_MISSING) {
+        queue.unavailable++;
+      } else {
+        queue.failed++;
+        queue.failedHeap.push(message.seq, message, message.heapStamp);
+      }
     } else if (message.visibleAtMs > nowMs) {
       message.where = Where.Delayed;
       queue.delayed++;
       queue.delayedHeap.push(message.visibleAtMs, message, message.heapStamp);
+    } else if (message.location === PAYLOAD_MISSING) {
+      message.where = Where.Unavailable;
+      queue.unavailable++;
     } else {
       message.where = Where.Fresh;
       queue.visible++;
@@ -87,7 +102,8 @@ function isDue(queue: Queue, message: Message, nowMs: number): boolean {
 
 /**
  * receive: leases the visible message first in send order at `nowMs` (delays that elapsed count
- * as visible; messages past retention are held back for expiry, never handed out). Returns the
+ * as visible; messages past retention are held back for expiry, never handed out; messages whose
+ * payload this replica lacks are held back as unavailable and skipped). Returns the
  * leased message (deliveries and lease deadline set), null when nothing is visible, or
  * RATE_LIMITED when a message is visible but the queue's rate limit has no token (no lease then).
  * The caller checks the queue is not deleting.
@@ -104,6 +120,10 @@ export function receive(state: SpoolState, queue: Queue, nowMs: number): Receive
     if (message === undefined) return null;
     if (isDue(queue, message, nowMs)) {
       placeExpiring(queue, message);
+      continue;
+    }
+    if (message.location === PAYLOAD_MISSING) {
+      placeUnavailable(state, queue, message);
       continue;
     }
     if (queue.bucket !== null && !queue.bucket.tryTake(nowMs)) return RATE_LIMITED;
@@ -204,6 +224,23 @@ export function releaseNow(state: SpoolState, queue: Queue, message: Message): v
   returnFromLease(state, queue, message);
   queue.counters.released++;
   state.counters.released++;
+}
+
+/**
+ * A receive leased `message` but its payload turned out unreadable here (the host's read failed
+ * its checksum): the lease is withdrawn before anyone saw it, the payload's location is dropped
+ * (the replica fetches a good copy), and the message is held back as unavailable. No retry is
+ * spent and nothing is counted as released or nacked. The caller only passes a lease it has
+ * not handed out.
+ */
+export function withdrawUnreadable(state: SpoolState, queue: Queue, message: Message): void {
+  assert(message.where === Where.Leased && !message.settling, 'withdrawing a settled lease');
+  dropLocation(state, queue, message);
+  placeUnavailable(state, queue, message);
+  // No token names this delivery: undoing its number keeps a send handle valid, as nothing the
+  // client could see moved the message. (A deadline entry it left stays stale: its key differs
+  // from the next lease's deadline, or it is dropped as settling once that one fires.)
+  message.deliveries--;
 }
 
 /**

@@ -34,13 +34,15 @@ export class Queue implements StateCounts {
   readonly dedup = new DedupTable();
 
   // Per-state counts (replicated meaning; Leased counts as pending, Fresh/Ready/Expiring as
-  // visible).
+  // visible; Unavailable, replica-local, on its own).
   total = 0;
   dataBytes = 0;
   delayed = 0;
   visible = 0;
   pending = 0;
   failed = 0;
+  /** Visible messages whose payload this replica cannot read (Where.Unavailable). */
+  unavailable = 0;
   /** Visible messages held back because retention came due (subset of `visible`). */
   expiring = 0;
 

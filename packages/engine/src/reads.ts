@@ -6,6 +6,7 @@
 import { countsOf } from './counters.js';
 import { type Message, Where, messageIdOf } from './message.js';
 import { promoteDelayed } from './moves.js';
+import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
 import type { Counts, MessageState, MessageView, QueueView, SpoolView } from './service.js';
 import { settingsView } from './settings.js';
@@ -17,7 +18,9 @@ export function messageStateOf(message: Message, nowMs: number): MessageState {
     case Where.Leased:
       return 'pending';
     case Where.Failed:
-      return 'failed';
+      return message.location === PAYLOAD_MISSING ? 'unavailable' : 'failed';
+    case Where.Unavailable:
+      return 'unavailable';
     default:
       return message.visibleAtMs > nowMs ? 'delayed' : 'visible';
   }
@@ -75,6 +78,7 @@ export function queueCounts(queue: Queue, nowMs: number): Counts {
       visible: queue.visible,
       pending: queue.pending,
       failed: queue.failed,
+      unavailable: queue.unavailable,
     },
     queue.counters,
   );
@@ -87,11 +91,13 @@ export function spoolCounts(state: SpoolState, nowMs: number): Counts {
   let visible = 0;
   let pending = 0;
   let failed = 0;
+  let unavailable = 0;
   for (const queue of state.queues.values()) {
     delayed += queue.delayed;
     visible += queue.visible;
     pending += queue.pending;
     failed += queue.failed;
+    unavailable += queue.unavailable;
   }
   return countsOf(
     {
@@ -101,6 +107,7 @@ export function spoolCounts(state: SpoolState, nowMs: number): Counts {
       visible,
       pending,
       failed,
+      unavailable,
     },
     state.counters,
   );
@@ -174,7 +181,6 @@ export function selectMessages(
 ): MessagePage {
   if (queue.delayed > 0) promoteDelayed(queue, nowMs);
   const wanted = selection.state;
-  if (wanted === 'unavailable') return { messages: [], more: false };
   const messages: Message[] = [];
   let more = false;
   queue.order.scanAfter(selection.afterSeq, (message) => {

@@ -14,7 +14,8 @@ import type { Queue } from '../src/queue.js';
 import { resolveSettings } from '../src/settings.js';
 import { MemoryPayloadStore } from '../src/memory-payloads.js';
 import { decodeSnapshot } from '../src/snapshot.js';
-import { encodeSnapshot } from '../src/snapshot-writer.js';
+import { encodeReplicatedState, encodeSnapshot } from '../src/snapshot-writer.js';
+import { PAYLOAD_MISSING } from '../src/payload-store.js';
 import { T0 } from './helpers.js';
 
 const PLAN = resolvePlan({ retentionLimitSeconds: 120, messagesPerSpoolMax: 60, payloadBytesPerSpoolMax: 400, messageSizeMaxBytes: 40 });
@@ -32,7 +33,11 @@ type Op =
   | { op: 'tick' }
   | { op: 'update'; q: number; field: 'dedup' | 'retention' | 'retries' | 'lease'; value: number }
   | { op: 'delete'; q: number; mode: 'force' | 'drain' }
-  | { op: 'create'; q: number };
+  | { op: 'create'; q: number }
+  // Replica-local: a payload found unreadable (dropped, or at receive), a good copy fetched.
+  | { op: 'lose'; pick: number }
+  | { op: 'receiveBad'; q: number }
+  | { op: 'repair'; pick: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 18, arbitrary: fc.record({ op: fc.constant('send' as const), q: fc.nat(2), delayMs: fc.constantFrom(0, 0, 0, 500, 3000), dedup: fc.nat(5), size: fc.nat(40) }) },
@@ -65,6 +70,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('create' as const), q: fc.nat(2) }) },
 );
 
+/** opArb with payload losses and repairs (replica-local: no log entries). */
+const opWithLossArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 20, arbitrary: opArb },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('lose' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('receiveBad' as const), q: fc.nat(2) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('repair' as const), pick: fc.nat() }) },
+);
+
 interface Lease {
   readonly queueGen: number;
   readonly seq: number;
@@ -78,6 +91,8 @@ class Harness {
   readonly engine = new SpoolEngine(PLAN);
   readonly log: { command: Uint8Array; atMs: number; result: ApplyResult }[] = [];
   readonly leases: Lease[] = [];
+  /** Payloads dropped here, by seq (what a peer would send back). */
+  readonly lost = new Map<number, Uint8Array>();
   now = T0;
 
   constructor() {
@@ -186,7 +201,44 @@ class Harness {
       case 'create':
         if (!this.queue(op.q)) this.create(op.q);
         return;
+      case 'lose':
+        return this.lose(op.pick);
+      case 'receiveBad':
+        return this.receiveBad(op.q);
+      case 'repair':
+        return this.repair(op.pick);
     }
+  }
+
+  lose(pick: number): void {
+    const held = this.allMessages().filter(({ message }) => message.location !== PAYLOAD_MISSING);
+    const target = held[pick % Math.max(1, held.length)];
+    if (!target) return;
+    this.lost.set(target.message.seq, this.engine.payloadOf(target.message));
+    this.engine.dropPayload(target.queue, target.message);
+  }
+
+  /** A receive whose payload read fails: the lease is withdrawn, the next receive goes on. */
+  receiveBad(index: number): void {
+    const queue = this.queue(index);
+    if (!queue) return;
+    const outcome = this.engine.receive(queue, this.now);
+    if (outcome === null || outcome === RATE_LIMITED) return;
+    const retries = outcome.retries;
+    this.lost.set(outcome.seq, this.engine.payloadOf(outcome));
+    this.engine.withdrawUnreadable(queue, outcome);
+    expect(outcome.where).toBe(Where.Unavailable);
+    expect(outcome.retries).toBe(retries);
+  }
+
+  repair(pick: number): void {
+    const missing = this.allMessages().filter(({ message }) => this.lost.has(message.seq) && message.location === PAYLOAD_MISSING);
+    const target = missing[pick % Math.max(1, missing.length)];
+    if (!target) return;
+    const { queue, message } = target;
+    expect(this.engine.fillPayload(queue.gen, message.seq, this.lost.get(message.seq)!)).toBe(true);
+    this.lost.delete(message.seq);
+    expect(message.where).not.toBe(Where.Unavailable);
   }
 
   pickLease(pick: number): Lease | undefined {
@@ -201,6 +253,7 @@ class Harness {
     const candidates = queue.order
       .liveMessages()
       .filter((m) => m.where !== Where.Leased && m.where !== Where.Failed && m.visibleAtMs <= this.now)
+      .filter((m) => m.location !== PAYLOAD_MISSING)
       .filter((m) => !(queue.retentionMs > 0 && m.retentionStartMs + queue.retentionMs <= this.now));
     const outcome = this.engine.receive(queue, this.now);
     if (outcome === RATE_LIMITED) {
@@ -263,13 +316,17 @@ class Harness {
     for (const queue of engine.state.queues.values()) {
       const messages = queue.order.liveMessages();
       const c = engine.queueCounts(queue, this.now);
-      const byState = { delayed: 0, visible: 0, pending: 0, failed: 0 };
+      const byState = { delayed: 0, visible: 0, pending: 0, failed: 0, unavailable: 0 };
       let bytes = 0;
       for (const m of messages) {
         expect(m.where).not.toBe(Where.Removed);
-        byState[engine.messageState(m, this.now) as keyof typeof byState]++;
+        const state = engine.messageState(m, this.now);
+        byState[state]++;
         bytes += m.byteLength;
-        expect(engine.payloadOf(m).byteLength).toBe(m.byteLength);
+        if (m.location !== PAYLOAD_MISSING) expect(engine.payloadOf(m).byteLength).toBe(m.byteLength);
+        // Unavailable exactly when this replica lacks the payload of a visible or failed message.
+        const held = state === 'pending' || state === 'delayed' || m.where === Where.Expiring;
+        if (!held) expect(state === 'unavailable').toBe(m.location === PAYLOAD_MISSING);
       }
       // Each message in exactly one state; per-state counts add up to total; dataBytes matches.
       expect({ total: c.total, dataBytes: c.dataBytes, ...byState }).toEqual({
@@ -279,8 +336,9 @@ class Harness {
         visible: c.visible,
         pending: c.pending,
         failed: c.failed,
+        unavailable: c.unavailable,
       });
-      expect(c.delayed + c.visible + c.pending + c.failed).toBe(c.total);
+      expect(c.delayed + c.visible + c.pending + c.failed + c.unavailable).toBe(c.total);
       totalMessages += messages.length;
       totalBytes += bytes;
       expect(queue.order.liveCount).toBe(messages.length);
@@ -318,9 +376,9 @@ function replay(log: Harness['log'], from = 0, engine = new SpoolEngine(PLAN)): 
 }
 
 describe('engine (properties)', () => {
-  it('keeps its invariants after every step of random operations', () => {
+  it('keeps its invariants after every step of random operations, payload losses included', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { minLength: 50, maxLength: 250, size: 'max' }), (ops) => {
+      fc.property(fc.array(opWithLossArb, { minLength: 50, maxLength: 250, size: 'max' }), (ops) => {
         const harness = new Harness();
         for (const op of ops) {
           harness.run(op);
@@ -338,6 +396,19 @@ describe('engine (properties)', () => {
         for (const op of ops) harness.run(op);
         const replica = replay(harness.log);
         expect(encodeSnapshot(replica.state)).toEqual(encodeSnapshot(harness.engine.state));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('payloads lost and repaired on one replica change no replicated result or state', () => {
+    fc.assert(
+      fc.property(fc.array(opWithLossArb, { minLength: 50, maxLength: 250, size: 'max' }), (ops) => {
+        const harness = new Harness();
+        for (const op of ops) harness.run(op);
+        // replay checks every logged result against the one the lossy primary got.
+        const replica = replay(harness.log);
+        expect(encodeReplicatedState(replica.state)).toEqual(encodeReplicatedState(harness.engine.state));
       }),
       { numRuns: 150 },
     );
@@ -389,7 +460,7 @@ describe('engine (properties)', () => {
 
   it('a new primary opened from a snapshot keeps the invariants while operations continue', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { minLength: 20, maxLength: 120, size: 'max' }), fc.array(opArb, { minLength: 20, maxLength: 120, size: 'max' }), (before, after) => {
+      fc.property(fc.array(opWithLossArb, { minLength: 20, maxLength: 120, size: 'max' }), fc.array(opWithLossArb, { minLength: 20, maxLength: 120, size: 'max' }), (before, after) => {
         const first = new Harness();
         before.forEach((op) => first.run(op));
         const second = new Harness();

@@ -6,6 +6,7 @@ import { MqError } from '../src/errors.js';
 import { type Message, Where } from '../src/message.js';
 import { PAYLOAD_MISSING, PayloadError } from '../src/payload-store.js';
 import { RATE_LIMITED } from '../src/primary.js';
+import { encodeReplicatedState } from '../src/snapshot-writer.js';
 import { T0, counts, createQueue, key, newEngine, receive, ref, send } from './helpers.js';
 
 describe('receive', () => {
@@ -448,5 +449,162 @@ describe('structures under churn', () => {
     // The store let the payload go with the message.
     expect(m.location).toBe(PAYLOAD_MISSING);
     expect(() => engine.payloadOf(m)).toThrow(PayloadError);
+  });
+});
+
+// A payload this replica cannot read: the message rests `unavailable` (replica-local), receive
+// goes on to the next one, nothing is charged, and a fetched copy puts it back in its place.
+describe('payloads this replica cannot read', () => {
+  /** q with messages 1..n (payload [seq]); message `bad` leased by receive and found unreadable. */
+  function withUnreadable(n: number, bad: number, settings = {}) {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q', settings);
+    for (let i = 1; i <= n; i++) send(engine, q, T0, { payload: new Uint8Array([i]) });
+    for (let i = 1; i < bad; i++) engine.apply({ type: 'ack', ...ref(q, receive(engine, q, T0)) }, T0);
+    const m = receive(engine, q, T0);
+    expect(m.seq).toBe(bad);
+    engine.withdrawUnreadable(q, m);
+    return { engine, q, m };
+  }
+
+  it('a withdrawn lease leaves the message unavailable: no retry spent, no counter moved', () => {
+    const { engine, q, m } = withUnreadable(3, 1, { maxRetries: 0 });
+    expect(m.where).toBe(Where.Unavailable);
+    expect(m.retries).toBe(0);
+    expect(m.deliveries).toBe(0); // a send handle still names it
+    expect(m.location).toBe(PAYLOAD_MISSING);
+    expect(engine.state.missingPayloads).toBe(1);
+    expect(counts(engine, q, T0)).toMatchObject({
+      total: 3, visible: 2, pending: 0, failed: 0, unavailable: 1,
+      nackedTotal: 0, releasedTotal: 0, failedTotal: 0,
+    });
+    expect(engine.messageState(m, T0)).toBe('unavailable');
+    expect(engine.spoolCounts(T0).unavailable).toBe(1);
+    // Its lease was withdrawn: nothing it could have minted settles it.
+    expect(engine.resolveLease(q.gen, m.seq, m.gen, 1, T0)).toBe('settled');
+    expect(engine.resolveHandle(q.gen, m.seq, m.gen, 0, false)).toBe(m);
+  });
+
+  it('receive goes on to the next message, and the message returns to its place once filled', () => {
+    const { engine, q, m } = withUnreadable(3, 1);
+    expect(receive(engine, q, T0).seq).toBe(2);
+    expect(engine.fillPayload(q.gen, m.seq, new Uint8Array([1]))).toBe(true);
+    expect(m.where).toBe(Where.Ready);
+    expect(engine.state.missingPayloads).toBe(0);
+    expect(counts(engine, q, T0)).toMatchObject({ visible: 2, pending: 1, unavailable: 0 });
+    const again = receive(engine, q, T0);
+    expect(again.seq).toBe(1); // ahead of message 3: its place by seq
+    expect(engine.payloadOf(again)).toEqual(new Uint8Array([1]));
+    expect(again.retries).toBe(0);
+  });
+
+  it('a lease issued again after the repair times out once, at its own deadline', () => {
+    const { engine, q, m } = withUnreadable(1, 1, { leaseTimeoutSeconds: 30 });
+    engine.fillPayload(q.gen, m.seq, new Uint8Array([1]));
+    // Same instant: the withdrawn lease's deadline entry has the same key and delivery number.
+    expect(receive(engine, q, T0)).toBe(m);
+    const out: Message[] = [];
+    engine.collectTimedOutLeases(q, T0 + 30_000, out, 10);
+    expect(out).toEqual([m]);
+    expect(engine.resolveLease(q.gen, m.seq, m.gen, 1, T0 + 30_000)).toBe('expired');
+  });
+
+  it('a fill of the wrong length, or for a message that has its payload, changes nothing', () => {
+    const { engine, q, m } = withUnreadable(2, 1);
+    expect(engine.fillPayload(q.gen, m.seq, new Uint8Array([1, 2]))).toBe(false);
+    expect(engine.fillPayload(q.gen, 2, new Uint8Array([2]))).toBe(false);
+    expect(m.where).toBe(Where.Unavailable);
+  });
+
+  it('a missing payload found by receive itself is held back the same way', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q');
+    send(engine, q, T0);
+    send(engine, q, T0);
+    engine.dropPayload(q, q.order.find(1)!);
+    expect(receive(engine, q, T0).seq).toBe(2);
+    expect(q.order.find(1)!.where).toBe(Where.Unavailable);
+    expect(engine.receive(q, T0)).toBeNull();
+  });
+
+  it('replicated commands treat it as visible: discard, expiry and a drain remove it', () => {
+    const { engine, q, m } = withUnreadable(2, 1, { retentionSeconds: 60 });
+    // Retention keeps running while it is unavailable.
+    const seqs: number[] = [];
+    const gens: number[] = [];
+    engine.collectExpired(q, T0 + 60_000, seqs, gens, 10);
+    expect(seqs).toEqual([1, 2]);
+    expect(engine.apply({ type: 'discard', ...ref(q, m) }, T0).kind).toBe('ok');
+    expect(engine.state.missingPayloads).toBe(0);
+    expect(counts(engine, q, T0)).toMatchObject({ total: 1, unavailable: 0, discardedTotal: 1 });
+    expect(engine.apply({ type: 'deleteQueue', queueGen: q.gen, mode: 'drain' }, T0).kind).toBe('draining');
+    expect(engine.apply({ type: 'expire', queueGen: q.gen, seqs: [2], gens: [0] }, T0 + 60_000).kind).toBe('expired');
+    expect(engine.queue('q')).toBeUndefined();
+  });
+
+  it('a recover by an old handle cannot touch it (not failed), as on every replica', () => {
+    const { engine, q, m } = withUnreadable(1, 1);
+    expect(engine.apply({ type: 'recover', ...ref(q, m), delayMs: 0 }, T0).kind).toBe('gone');
+    expect(engine.apply({ type: 'fail', ...ref(q, m) }, T0).kind).toBe('ok');
+    // Failed in the replicated state; here, without its payload, it reads unavailable.
+    expect(counts(engine, q, T0)).toMatchObject({ failed: 0, unavailable: 1 });
+    expect(engine.messageState(m, T0)).toBe('unavailable');
+  });
+
+  it('a visible message whose copy is dropped (peek, a peer fetch) is held back at once', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q');
+    send(engine, q, T0);
+    const m = q.order.find(1)!;
+    engine.dropPayload(q, m);
+    expect(m.where).toBe(Where.Unavailable);
+    expect(counts(engine, q, T0)).toMatchObject({ visible: 0, unavailable: 1 });
+    engine.dropPayload(q, m); // already missing: nothing changes
+    expect(engine.state.missingPayloads).toBe(1);
+  });
+
+  it('a failed message without its payload reads unavailable and leaves the failure head until filled', () => {
+    const engine = newEngine();
+    const q = createQueue(engine, 'q', { maxRetries: 0 });
+    for (let i = 1; i <= 2; i++) send(engine, q, T0, { payload: new Uint8Array([i]) });
+    for (let i = 1; i <= 2; i++) engine.apply({ type: 'nack', ...ref(q, receive(engine, q, T0)) }, T0);
+    const [one, two] = [q.order.find(1)!, q.order.find(2)!];
+    expect(engine.failureHead(q)).toBe(one);
+    engine.dropPayload(q, one);
+    expect(one.where).toBe(Where.Failed); // its replicated state
+    expect(engine.messageState(one, T0)).toBe('unavailable');
+    expect(counts(engine, q, T0)).toMatchObject({ failed: 1, unavailable: 1 });
+    expect(engine.failureHead(q)).toBe(two);
+    // A new primary keeps it out of the head too.
+    engine.openPrimary(T0 + 1);
+    expect(engine.failureHead(q)).toBe(two);
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ failed: 1, unavailable: 1 });
+    // Replicated commands still see a failed message: a recover works on it.
+    expect(engine.fillPayload(q.gen, 1, new Uint8Array([1]))).toBe(true);
+    expect(engine.failureHead(q)).toBe(one);
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ failed: 2, unavailable: 0 });
+    engine.dropPayload(q, two);
+    expect(engine.apply({ type: 'recover', ...ref(q, two), delayMs: 0 }, T0 + 1).kind).toBe('ok');
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ failed: 1, visible: 0, unavailable: 1 });
+    expect(two.where).toBe(Where.Unavailable); // visible, but not receivable here
+    expect(engine.apply({ type: 'discard', ...ref(q, one) }, T0 + 1).kind).toBe('ok');
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ total: 1, failed: 0, unavailable: 1 });
+  });
+
+  it('a new primary decides afresh from its own store: a missing payload reads unavailable', () => {
+    const { engine, q } = withUnreadable(3, 2);
+    engine.openPrimary(T0 + 1);
+    expect(counts(engine, q, T0 + 1)).toMatchObject({ visible: 1, unavailable: 1, pending: 0 });
+    expect(receive(engine, q, T0 + 1).seq).toBe(3);
+  });
+
+  it('the snapshot holds it as visible: replicas encode the same bytes', () => {
+    const { engine } = withUnreadable(2, 1);
+    const clean = newEngine();
+    const q = createQueue(clean, 'q');
+    send(clean, q, T0, { payload: new Uint8Array([1]) });
+    send(clean, q, T0, { payload: new Uint8Array([2]) });
+    const strip = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+    expect(strip(encodeReplicatedState(engine.state))).toBe(strip(encodeReplicatedState(clean.state)));
   });
 });

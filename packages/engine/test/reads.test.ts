@@ -103,6 +103,14 @@ describe('message selection', () => {
     expect(sel('failed', 10)).toEqual({ seqs: [1], more: false });
     expect(sel('pending', 1)).toEqual({ seqs: [2], more: false });
     expect(sel('unavailable', 10)).toEqual({ seqs: [], more: false });
+    // 3's payload is unreadable here: it is held back and the next receive takes 4.
+    const three = receive(engine, q, T0);
+    expect(three.seq).toBe(3);
+    engine.withdrawUnreadable(q, three);
+    expect(receive(engine, q, T0).seq).toBe(4);
+    expect(sel('unavailable', 10)).toEqual({ seqs: [3], more: false });
+    expect(sel('visible', 10)).toEqual({ seqs: [5, 6], more: false });
+    expect(engine.messageView(q, three, T0).state).toBe('unavailable');
   });
 
   it('a paged walk never repeats or skips a message that exists throughout (property)', () => {

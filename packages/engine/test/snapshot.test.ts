@@ -4,6 +4,7 @@ import { writePlan, writeSettings } from '../src/command-codec.js';
 import { MemoryPayloadStore } from '../src/memory-payloads.js';
 import { PAYLOAD_MISSING, PayloadError } from '../src/payload-store.js';
 import { SpoolEngine } from '../src/engine.js';
+import { Where } from '../src/message.js';
 import { DEFAULT_PLAN } from '../src/plan.js';
 import { decodeSnapshot } from '../src/snapshot.js';
 import { encodeSnapshot } from '../src/snapshot-writer.js';
@@ -105,7 +106,10 @@ describe('snapshot', () => {
     const engine = SpoolEngine.fromSnapshot(original.snapshot(), DEFAULT_PLAN, other);
     expect(engine.state.missingPayloads).toBe(engine.state.messageCount);
     engine.openPrimary(T0 + 10);
-    const head = engine.failureHead(engine.queue('q')!)!;
+    // A failed message without its payload here reads unavailable, out of the failure head.
+    expect(engine.failureHead(engine.queue('q')!)).toBeUndefined();
+    const head = engine.queue('q')!.order.liveMessages().find((m) => m.where === Where.Failed)!;
+    expect(engine.messageState(head, T0 + 10)).toBe('unavailable');
     expect(head.location).toBe(PAYLOAD_MISSING);
     expect(() => engine.payloadOf(head)).toThrow(PayloadError);
     const { gen, seq } = head;

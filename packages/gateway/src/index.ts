@@ -9,6 +9,7 @@ export { parseDurationMs } from './duration.js';
 // pieces the member's gRPC server (packages/member/src/rpc) shares with it.
 export {
   RemoteSpoolService,
+  insecureCredentials,
   type RemoteSpoolServiceOptions,
   type RemoteServiceMetrics,
   type MemberCallCounters,

@@ -96,6 +96,7 @@ export {
   STORAGE_RECOVERY_RETRY_MS_DEFAULT,
 } from './cluster/storage-recovery.js';
 export { notPrimary, proposalError } from './cluster/cluster-errors.js';
+export { type UnrepairedPayload } from './cluster/payload-fetch.js';
 export {
   encodeEntry,
   encodeBarrier,
@@ -115,3 +116,6 @@ export {
   type MemberServiceRegistration,
 } from './rpc/member-rpc-server.js';
 export { notPrimaryError } from '@spoolmq/gateway';
+// The payload segment store (the chaos harness flips bits in its files; tests read them back).
+export { SegmentStore, type SegmentStoreOptions } from './store/segment-store.js';
+export { PayloadCache } from './store/payload-cache.js';

@@ -59,5 +59,19 @@ export {
   ownIdentity,
   serverCredentials,
 } from './transport/cluster-security.js';
-export { type Refusal, type ServiceAccess, guardService } from './transport/service-guard.js';
-export { makeCa, makeLeaf, type PemPair } from './transport/cluster-certs.js';
+export {
+  type Admission,
+  CallGuard,
+  type Refusal,
+  type ServiceAccess,
+} from './transport/service-guard.js';
+export { RevokedSerials, normalizeSerial } from './transport/revocation.js';
+export {
+  makeCa,
+  makeCrl,
+  makeLeaf,
+  type PemPair,
+  readCrl,
+  type RevocationEntry,
+  type RevocationReason,
+} from './transport/cluster-certs.js';

@@ -39,6 +39,7 @@ import {
   CLUSTER_TLS_USAGE,
   type ClusterTlsChoice,
   clusterTlsOf,
+  followClusterCrl,
   loadClusterSecurity,
   warnIfInsecure,
 } from '../cluster-tls-options.js';
@@ -184,11 +185,13 @@ export async function startGateway(
     throw error;
   }
   const stopHangup = reloadOnHangup([server]);
+  const stopCrl = followClusterCrl(options.clusterTls, security, logger);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= server
       .close()
       .finally(stopHangup)
+      .finally(stopCrl)
       .finally(() => accounts.close())
       .finally(() => service.close()));
   const { host, port } = server;

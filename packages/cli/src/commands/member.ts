@@ -57,6 +57,7 @@ import {
   CLUSTER_TLS_USAGE,
   type ClusterTlsChoice,
   clusterTlsOf,
+  followClusterCrl,
   loadClusterSecurity,
   refusalLogger,
   warnIfInsecure,
@@ -296,11 +297,13 @@ export async function startMember(
   const api = server;
   const adminServer = admin;
   const stopHangup = reloadOnHangup([api, adminServer]);
+  const stopCrl = followClusterCrl(options.clusterTls, security, logger);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= handOffBeforeStop(member, options.handOffSeconds, logger)
       .then(() => api.close())
       .finally(stopHangup)
+      .finally(stopCrl)
       .finally(stopOperatorLog)
       .finally(() => adminServer.close())
       .finally(() => gateway.close())

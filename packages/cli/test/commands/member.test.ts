@@ -61,7 +61,13 @@ describe('parseMemberArgs', () => {
     );
     const files = ['--cluster-ca', 'ca.crt', '--cluster-cert', 'n1.crt', '--cluster-key', 'n1.key'];
     expect(parseMemberArgs(['--id', 'n1', '--peers', PEERS, ...files], {})).toMatchObject({
-      clusterTls: { mode: 'tls', caFile: 'ca.crt', certFile: 'n1.crt', keyFile: 'n1.key' },
+      clusterTls: {
+        mode: 'tls',
+        caFile: 'ca.crt',
+        certFile: 'n1.crt',
+        keyFile: 'n1.key',
+        crlFile: null,
+      },
     });
     expect(() => parseMemberArgs(['--id', 'n1', '--peers', PEERS, ...files.slice(0, 4)], {})).toThrow(
       /go together/,

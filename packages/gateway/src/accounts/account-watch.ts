@@ -22,8 +22,8 @@ export interface AccountWatchOptions {
   readonly retryMsMax?: number;
   /** Told about a table that does not decode (the stream is dropped and retried). */
   readonly onError?: (error: unknown) => void;
-  /** The channel credentials for member `memberId` (default insecure). */
-  readonly credentials?: (memberId: string) => grpc.ChannelCredentials;
+  /** The channel credentials for member `memberId` (`insecureCredentials` said out loud). */
+  readonly credentials: (memberId: string) => grpc.ChannelCredentials;
   readonly channelOptions?: grpc.ChannelOptions;
 }
 
@@ -85,7 +85,7 @@ export class AccountWatch {
   private client(id: string): grpc.Client {
     let client = this.clients.get(id);
     if (client === undefined) {
-      const credentials = this.options.credentials?.(id) ?? grpc.credentials.createInsecure();
+      const credentials = this.options.credentials(id);
       client = new grpc.Client(this.options.members[id]!, credentials, {
         ...this.options.channelOptions,
         'grpc.max_receive_message_length': AUTH_TABLE_BYTES_MAX,

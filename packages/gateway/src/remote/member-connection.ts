@@ -19,6 +19,15 @@ import { MEMBER_CALLS_PATH, frameBuffer } from './member-service.js';
 import { ProtoWriter } from './proto-writer.js';
 
 /** Why a call got no answer. `unsent`: never written. `lost`: written, answer never came. */
+/**
+ * Statuses a member's port answers before any handler runs (its call guard): the stream carried
+ * nothing that was run. A stream cut later (a revocation while open) ends ABORTED instead.
+ */
+const REFUSED_CODES: ReadonlySet<number> = new Set([
+  grpc.status.UNAUTHENTICATED,
+  grpc.status.PERMISSION_DENIED,
+]);
+
 export class LinkFailure extends Error {
   constructor(
     readonly stage: 'unsent' | 'lost',
@@ -319,7 +328,15 @@ export class MemberConnection {
       (bytes: Buffer) => bytes,
     );
     stream.on('data', (frame: Buffer) => this.receive(frame));
-    stream.on('error', () => this.onStreamEnd(stream, 'the stream to the member failed'));
+    stream.on('error', (error: grpc.ServiceError) => {
+      // Refused before the member's handler ran (this gateway's certificate is revoked, or may
+      // not call): nothing written on the stream was run, so nothing is unconfirmed.
+      const refused = REFUSED_CODES.has(error.code);
+      const reason = refused
+        ? `the member refused this gateway: ${error.details}`
+        : 'the stream to the member failed';
+      this.onStreamEnd(stream, reason, refused ? 'unsent' : 'lost');
+    });
     stream.on('end', () => this.onStreamEnd(stream, 'the member ended the stream'));
     this.counters.streamsOpened++;
     return stream;
@@ -356,7 +373,11 @@ export class MemberConnection {
     }
   }
 
-  private onStreamEnd(stream: grpc.ClientDuplexStream<Buffer, Buffer>, reason: string): void {
+  private onStreamEnd(
+    stream: grpc.ClientDuplexStream<Buffer, Buffer>,
+    reason: string,
+    stage: LinkFailure['stage'] = 'lost',
+  ): void {
     if (this.stream !== stream) return;
     this.stream = null;
     this.unflushedBytes = 0;
@@ -365,7 +386,7 @@ export class MemberConnection {
       this.pending.delete(entry.id);
       if (entry.detached) continue;
       this.unwatchSignal(entry);
-      entry.reject(new LinkFailure('lost', reason));
+      entry.reject(new LinkFailure(stage, reason));
     }
     // Calls not yet written go out on a new stream if the channel is (still) READY.
     if (this.outbox.length > 0) this.scheduleFlush();

@@ -63,10 +63,11 @@ export interface RemoteSpoolServiceOptions {
   readonly spoolsTrackedMax?: number;
   readonly limits?: Partial<MemberLinkLimits>;
   /**
-   * The channel credentials for member `memberId` (mutual TLS with the cluster's CA, checking
-   * the member's identity). Default insecure: tests, and clusters run with --insecure-cluster.
+   * The channel credentials for member `memberId`: mutual TLS with the cluster's CA, checking
+   * the member's identity, or `insecureCredentials` said out loud (tests, --insecure-cluster).
+   * No default, so no library user sends keys and payloads in the clear by leaving it out.
    */
-  readonly credentials?: (memberId: string) => grpc.ChannelCredentials;
+  readonly credentials: (memberId: string) => grpc.ChannelCredentials;
   /** Channel options that go with `credentials` (TLS: the handshake's server name). */
   readonly channelOptions?: grpc.ChannelOptions;
 }
@@ -142,7 +143,7 @@ export class RemoteSpoolService implements SpoolService {
       limits,
       connectTimeoutMs: options.connectTimeoutMs ?? Math.min(1_000, this.unavailableAfterMs),
       answerTimeoutMs: options.answerTimeoutMs ?? 30_000,
-      credentials: options.credentials ?? (() => grpc.credentials.createInsecure()),
+      credentials: options.credentials,
       ...(options.channelOptions && { channelOptions: options.channelOptions }),
       reconnectBackoffMsMin: 100,
       reconnectBackoffMsMax: 2_000,
@@ -462,4 +463,9 @@ export class RemoteSpoolService implements SpoolService {
     });
     return this.probing;
   }
+}
+
+/** Channel credentials without TLS, for tests and clusters run with --insecure-cluster. */
+export function insecureCredentials(): grpc.ChannelCredentials {
+  return grpc.credentials.createInsecure();
 }

@@ -1,11 +1,12 @@
 // The full HTTP conformance suite through the gateway with RemoteSpoolService: HTTP -> gateway
 // -> gRPC stream on 127.0.0.1 -> member server -> createLocalService(). It must pass unchanged.
 
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import { afterAll, beforeAll } from 'vitest';
 import { createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@spoolmq/member';
 import { defineConformanceSuite, queueNamer } from '@spoolmq/testkit';
 import { startHttpServer, type RunningServer } from '../../src/server.js';
-import { RemoteSpoolService } from '../../src/remote/remote-spool-service.js';
+import { RemoteSpoolService, insecureCredentials } from '../../src/remote/remote-spool-service.js';
 
 let local: LocalService | undefined;
 let member: MemberRpcServer | undefined;
@@ -14,8 +15,15 @@ let gateway: RunningServer | undefined;
 
 beforeAll(async () => {
   local = createLocalService();
-  member = await startMemberRpcServer({ listen: '127.0.0.1:0', service: local });
-  remote = new RemoteSpoolService({ members: { m1: member.address } });
+  member = await startMemberRpcServer({
+    listen: '127.0.0.1:0',
+    service: local,
+    security: INSECURE_CLUSTER,
+  });
+  remote = new RemoteSpoolService({
+    members: { m1: member.address },
+    credentials: insecureCredentials,
+  });
   // As a deployment would: route traffic to the gateway once it knows the primary.
   if (!(await remote.probeNow())) throw new Error('the member did not answer the probe');
   gateway = await startHttpServer(remote, { host: '127.0.0.1', port: 0 });

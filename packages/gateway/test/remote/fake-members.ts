@@ -1,6 +1,7 @@
 // Test members: a SpoolService built from one handler (every method call goes through it), served
 // over the real member gRPC server on an ephemeral 127.0.0.1 port; and a port nothing listens on.
 
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@spoolmq/engine';
@@ -42,7 +43,12 @@ export function loggedService(service: SpoolService, log: string[], name: string
 }
 
 export function serve(service: SpoolService): Promise<MemberRpcServer> {
-  return startMemberRpcServer({ listen: '127.0.0.1:0', service, logError: () => undefined });
+  return startMemberRpcServer({
+    listen: '127.0.0.1:0',
+    service,
+    logError: () => undefined,
+    security: INSECURE_CLUSTER,
+  });
 }
 
 /** A loopback `host:port` that refuses connections (bound, then released). */
@@ -107,6 +113,43 @@ export async function startRawMember(onFrame: RawFrameHandler): Promise<RawMembe
   return {
     address: `127.0.0.1:${port}`,
     callArrived: (op) => arrival(op).promise,
+    close: async () => server.forceShutdown(),
+  };
+}
+
+/**
+ * A member port that ends every Calls stream with `code`, as a member's call guard does: at once
+ * (refused at the door), or after the first frame arrived (a stream cut while open).
+ */
+export async function startRefusingMember(
+  code: grpc.status,
+  when: 'at-once' | 'after-first-frame',
+): Promise<RawMember> {
+  const server = new grpc.Server();
+  const arrived = signal();
+  const end = (stream: grpc.ServerDuplexStream<Buffer, Buffer>): void => {
+    stream.emit('error', Object.assign(new Error('refused'), { code, details: 'refused' }));
+  };
+  server.addService(MEMBER_SERVICE, {
+    calls: (stream: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+      if (when === 'at-once') {
+        end(stream);
+        return;
+      }
+      stream.once('data', () => {
+        arrived.resolve();
+        end(stream);
+      });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    callArrived: () => arrived.promise,
     close: async () => server.forceShutdown(),
   };
 }

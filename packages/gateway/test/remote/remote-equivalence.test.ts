@@ -3,10 +3,11 @@
 // script runs against both (same manual clock), and the recorded results must match, tokens and
 // cursors aside (they are salted per instance; the script uses each twin's own).
 
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MqError, type Delivery, type SpoolService } from '@spoolmq/engine';
 import { ManualClock, createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@spoolmq/member';
-import { RemoteSpoolService } from '../../src/remote/remote-spool-service.js';
+import { RemoteSpoolService, insecureCredentials } from '../../src/remote/remote-spool-service.js';
 import { ALL_BYTES, DEDUP_KEY } from './samples.js';
 
 type Step = { readonly name: string; readonly outcome: unknown };
@@ -102,8 +103,16 @@ beforeAll(async () => {
   const clock = new ManualClock();
   direct = createLocalService({ clock });
   behindRpc = createLocalService({ clock });
-  server = await startMemberRpcServer({ listen: '127.0.0.1:0', service: behindRpc });
-  remote = new RemoteSpoolService({ members: { m1: server.address }, probeSpools: [] });
+  server = await startMemberRpcServer({
+    listen: '127.0.0.1:0',
+    service: behindRpc,
+    security: INSECURE_CLUSTER,
+  });
+  remote = new RemoteSpoolService({
+    members: { m1: server.address },
+    probeSpools: [],
+    credentials: insecureCredentials,
+  });
 });
 
 afterAll(async () => {

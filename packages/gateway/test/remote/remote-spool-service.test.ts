@@ -2,10 +2,15 @@
 // fake members served over real gRPC on 127.0.0.1. No timing assertions: bounds are injected
 // small and only the outcome's kind is checked.
 
+import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MqError, type SpoolService } from '@spoolmq/engine';
 import { createLocalService, type LocalService, type MemberRpcServer } from '@spoolmq/member';
-import { RemoteSpoolService, type RemoteSpoolServiceOptions } from '../../src/remote/remote-spool-service.js';
+import {
+  RemoteSpoolService,
+  type RemoteSpoolServiceOptions,
+  insecureCredentials,
+} from '../../src/remote/remote-spool-service.js';
 import { writeAnswer } from '../../src/remote/answer-codec.js';
 import { notPrimaryError } from '../../src/remote/not-primary.js';
 import {
@@ -16,6 +21,7 @@ import {
   serviceOf,
   signal,
   startRawMember,
+  startRefusingMember,
   type RawFrameHandler,
   type RawMember,
 } from './fake-members.js';
@@ -44,10 +50,15 @@ function local(): LocalService {
   return service;
 }
 
-function remote(options: RemoteSpoolServiceOptions): RemoteSpoolService {
-  const service = new RemoteSpoolService({ probeSpools: [], ...options });
+/** Options as each test gives them; the links are loopback, insecure by choice. */
+function remote(options: Omit<RemoteSpoolServiceOptions, 'credentials'>): RemoteSpoolService {
+  const service = new RemoteSpoolService({ probeSpools: [], credentials: insecureCredentials, ...options });
   cleanups.push(() => service.close());
   return service;
+}
+
+function sendRequest() {
+  return { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<MqError> {
@@ -156,11 +167,15 @@ describe('RemoteSpoolService primary following', () => {
 
   it('is ready once the probe of `default` found the primary', async () => {
     const a = await member(local());
-    const service = new RemoteSpoolService({ members: { a: a.address } });
+    const service = new RemoteSpoolService({ members: { a: a.address }, credentials: insecureCredentials });
     cleanups.push(() => service.close());
     expect(await service.probeNow()).toBe(true);
     expect(service.ready()).toBe(true);
-    const down = new RemoteSpoolService({ members: { a: await deadAddress() }, unavailableAfterMs: 200 });
+    const down = new RemoteSpoolService({
+      members: { a: await deadAddress() },
+      unavailableAfterMs: 200,
+      credentials: insecureCredentials,
+    });
     cleanups.push(() => down.close());
     expect(await down.probeNow()).toBe(false);
   });
@@ -227,6 +242,24 @@ describe('RemoteSpoolService when the link breaks', () => {
     expect(await receiving).toBeNull();
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeLessThan(20_000);
+  });
+
+  it('answers unavailable, not unconfirmed, when the member refuses this gateway at the door', async () => {
+    // A revoked gateway certificate: the member's guard ends each stream before its handler
+    // runs, so the send was never run and may be reported as not done.
+    const refusing = await startRefusingMember(grpc.status.UNAUTHENTICATED, 'at-once');
+    cleanups.push(() => refusing.close());
+    const service = remote({ members: { a: refusing.address }, unavailableAfterMs: 300 });
+    const error = await rejection(service.send('default', 'jobs', sendRequest()));
+    expect(error.kind).toBe('unavailable');
+  });
+
+  it('answers operation_unconfirmed when a stream already let in is cut under a write', async () => {
+    const cut = await startRefusingMember(grpc.status.ABORTED, 'after-first-frame');
+    cleanups.push(() => cut.close());
+    const service = remote({ members: { a: cut.address }, unavailableAfterMs: 300 });
+    const error = await rejection(service.send('default', 'jobs', sendRequest()));
+    expect(error.kind).toBe('operation_unconfirmed');
   });
 
   it('answers operation_unconfirmed for a write with no answer within the answer timeout', async () => {

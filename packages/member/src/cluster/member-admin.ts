@@ -443,7 +443,7 @@ export class MemberAdmin implements AdminBackend {
         await this.moveOffHere(String(request['id']), request['allowShrink'] === true);
         return {};
       case 'payloads':
-        return { chunks: this.member.servePayloads(String(request['group']), request['items']) };
+        return { ...this.member.servePayloads(String(request['group']), request['items']) };
       default:
         throw new MqError('invalid_argument', 'unknown accounts call');
     }

@@ -12,6 +12,7 @@ import type {
 import type { Clock } from '../host/clock.js';
 import type { BallastEvent } from '../host/disk-ballast.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
+import type { UnrepairedPayload } from './payload-fetch.js';
 import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
@@ -58,8 +59,9 @@ export interface MemberOptions {
    */
   readonly adminCall?: (id: string, request: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /**
-   * Mutual TLS on the member's port and on every link it dials (default insecure: tests with
-   * the MemoryNetwork or loopback; the commands refuse to start insecure unless told to).
+   * Mutual TLS on the member's port and on every link it dials, or INSECURE_CLUSTER. Required
+   * when the member listens on gRPC (no `transport` given); with an injected transport (the
+   * MemoryNetwork, `mq serve` in process) there is no port, and admin steps take `adminCall`.
    */
   readonly security?: ClusterSecurity;
   /** Told of every call or Raft frame refused for the caller's identity. */
@@ -79,6 +81,11 @@ export interface MemberOptions {
   readonly onTornTail?: (report: TornTailReport) => void;
   /** Told when loading a group found its hard state record unreadable and restored its copy. */
   readonly onHardStateRestored?: (group: string) => void;
+  /**
+   * Told once per payload that failed its checksum (or was never fetched) here and that no other
+   * replica could give a good copy of: its message stays `unavailable` and is asked for again.
+   */
+  readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
   /** Source of the cluster secret (default node:crypto randomBytes). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
   /**
@@ -120,6 +127,13 @@ export function checkOptions(options: MemberOptions): void {
   }
   if ((options.dataDir === undefined) === (options.storage === undefined)) {
     throw new Error('member: exactly one of dataDir and storage is required');
+  }
+  if (options.transport === undefined && options.security === undefined) {
+    // No default: a library user who forgets it must not get a port anyone can write to.
+    throw new Error(
+      'member: security is required with a gRPC port: the cluster certificates, or ' +
+        'INSECURE_CLUSTER said out loud',
+    );
   }
   const reserve = options.diskReserveBytes;
   if (reserve !== undefined && (!Number.isSafeInteger(reserve) || reserve < 0)) {

@@ -15,7 +15,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@spoolmq/engine';
-import type { AuthTable } from '@spoolmq/gateway';
+import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/gateway';
 import {
   GroupRouter,
   GrpcTransport,
@@ -28,6 +28,7 @@ import {
   type RaftNode,
   type ClusterSecurity,
   INSECURE_CLUSTER,
+  type PeerIdentity,
   isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
@@ -55,6 +56,7 @@ import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
+import type { FetchAnswer } from './payload-fetch.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
@@ -73,6 +75,8 @@ export interface SpoolDepth {
   /** Messages under a live lease: the spool's lease count. */
   readonly pending: number;
   readonly failed: number;
+  /** Messages whose payload this (serving) replica cannot read now (being fetched). */
+  readonly unavailable: number;
   /** Stored messages (in-flight sends included) and their payload bytes. */
   readonly total: number;
   readonly dataBytes: number;
@@ -126,6 +130,7 @@ const PLAN_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
 ]);
 /** Metadata commands that start or end a spool's replica move. */
 const MOVE_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['moveReplica', 'finishMove']);
+const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['addMember', 'removeMember']);
 /** Listeners of auth table changes (in-process gateways, watch streams). */
 const AUTH_LISTENERS_MAX = 2_048;
 
@@ -320,10 +325,34 @@ export class Member implements AccountsHost {
       peers: options.peers,
       services: [...(options.grpcServices?.(this.service) ?? []), accountsServiceRegistration(this)],
       security: this.security,
+      admits: (identity, method) => this.refusal(identity, method),
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
     });
     this.grpcTransport = transport;
     return transport;
+  }
+
+  /**
+   * Why a member certificate the CA vouches for is refused all the same:
+   * - its member was removed (the certificate stays valid until revoked, and the machine may be
+   *   anyone's now); removal comes after the member left every group, so this stops no group;
+   * - it proposes metadata or forwards an admin step (ACCOUNTS_CALL_PATH) and is not a member in
+   *   the metadata (or, before the metadata's first entry, a configured peer): a certificate
+   *   made ahead for a member not yet added has no say. Raft from a non-peer is dropped by the
+   *   transport (its `from` must be a known peer).
+   */
+  private refusal(identity: PeerIdentity, method: string): string | null {
+    if (identity.role !== 'member') return null;
+    const state = this.metaValue?.state;
+    if (state?.removed.includes(identity.name) === true) {
+      return `member ${identity.name} was removed from the cluster`;
+    }
+    if (method !== ACCOUNTS_CALL_PATH) return null;
+    const known =
+      state !== undefined && state.members.length > 0
+        ? state.members.includes(identity.name)
+        : this.options.peers[identity.name] !== undefined;
+    return known ? null : `${identity.name} is not a member of this cluster`;
   }
 
   /** The gRPC transport's counters (null with an injected transport). */
@@ -523,7 +552,7 @@ export class Member implements AccountsHost {
    * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
    * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
    */
-  servePayloads(group: string, items: unknown): (string | null)[] {
+  servePayloads(group: string, items: unknown): FetchAnswer {
     const parsed = parseSpoolGroup(group);
     const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
     if (replica === undefined || replica.group !== group) {
@@ -587,8 +616,8 @@ export class Member implements AccountsHost {
       const replica = this.replicas.get(name)!;
       if (!replica.isServing()) continue;
       const counts = replica.engine.spoolCounts(nowMs);
-      const { delayed, visible, pending, failed, total, dataBytes } = counts;
-      out.push({ spool: name, delayed, visible, pending, failed, total, dataBytes });
+      const { delayed, visible, pending, failed, unavailable, total, dataBytes } = counts;
+      out.push({ spool: name, delayed, visible, pending, failed, unavailable, total, dataBytes });
     }
     return out;
   }
@@ -722,6 +751,7 @@ export class Member implements AccountsHost {
       this.stopReplica(command.name);
     }
     if (command === null || command.type === 'addMember') this.learnAddresses();
+    if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) this.grpcTransport?.recheckCalls();
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
     this.reconcile();
@@ -866,6 +896,9 @@ export class Member implements AccountsHost {
         this.reconcilePlan(spool);
         this.mover.kick(spool);
       },
+      ...(options.onPayloadUnrepaired === undefined
+        ? {}
+        : { onPayloadUnrepaired: options.onPayloadUnrepaired }),
     }).then(
       async (replica) => {
         this.starting.delete(spool);

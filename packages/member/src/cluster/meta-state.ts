@@ -42,10 +42,11 @@ const NOT_INITIALIZED: MetaResult = Object.freeze({ kind: 'not_initialized' });
 
 const MAGIC = 0x4d514d54; // "MQMT"
 /**
- * Version 5 added the spools' moves in progress; version 4 added the addresses of members added later; version 3 the plan epoch; version 2 the
+ * Version 6 added the removed members; version 5 added the spools' moves in progress; version 4 added the addresses of members added later; version 3 the plan epoch; version 2 the
  * plans table (and dropped the accounts' spool lists, derived now).
  */
-const SNAPSHOT_VERSION = 5;
+const SNAPSHOT_VERSION = 6;
+const SNAPSHOT_VERSION_MOVES = 5;
 const SNAPSHOT_VERSION_ADDRESSES = 4;
 const SNAPSHOT_VERSION_EPOCH = 3;
 const SNAPSHOT_VERSION_PLANS = 2;
@@ -81,6 +82,11 @@ export class MetaState {
   members: readonly string[] = [];
   /** gRPC addresses of the members added after the founding (founders come from configuration). */
   readonly addresses = new Map<string, string>();
+  /**
+   * Members removed and not added again, sorted: their certificates stay valid until revoked, so
+   * every member refuses their calls by name (a removed machine holds a key to the cluster).
+   */
+  removed: readonly string[] = [];
   readonly spools = new Map<string, PlacedSpool>();
   /** Generation the next created spool gets. */
   nextSpoolGen = 1;
@@ -165,6 +171,7 @@ export class MetaState {
         if (this.members.includes(command.id)) return EXISTS;
         this.members = [...this.members, command.id].sort();
         this.addresses.set(command.id, command.address);
+        this.removed = this.removed.filter((id) => id !== command.id);
         return OK;
       case 'removeMember':
         if (!this.members.includes(command.id)) return NOT_FOUND;
@@ -173,6 +180,7 @@ export class MetaState {
         }
         this.members = this.members.filter((id) => id !== command.id);
         this.addresses.delete(command.id);
+        this.removed = [...this.removed, command.id].sort();
         return OK;
       case 'moveReplica':
         return this.moveReplica(command);
@@ -311,6 +319,7 @@ export class MetaState {
     const moving = spools.filter((spool) => spool.moving !== null);
     writer.u32(moving.length);
     for (const spool of moving) writer.strings([spool.name, spool.moving!.from, spool.moving!.to]);
+    writer.strings(this.removed);
     writer.u32(END);
     return writer.finish();
   }
@@ -359,7 +368,8 @@ export class MetaState {
     if (version >= SNAPSHOT_VERSION_ADDRESSES) {
       for (let i = reader.u32(); i > 0; i--) state.addresses.set(reader.string(), reader.string());
     }
-    if (version >= SNAPSHOT_VERSION) readMoves(reader, state.spools);
+    if (version >= SNAPSHOT_VERSION_MOVES) readMoves(reader, state.spools);
+    if (version >= SNAPSHOT_VERSION) state.removed = reader.strings();
     if (reader.u32() !== END) throw new MetaCodecError('missing end marker');
     reader.end();
     return state;

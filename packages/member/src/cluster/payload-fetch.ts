@@ -1,65 +1,121 @@
-// A replica that restored another replica's snapshot holds metadata without payloads (snapshots
-// carry none). It fetches them from the other replicas of the group in bounded chunks, over the
-// members' call link (mutual TLS, members only), and stores them in its own payload store. Until
-// a payload arrives its message reads as 503 unavailable; a message removed meanwhile (an entry
+// A replica can lack payloads of messages it holds: it restored another replica's snapshot
+// (snapshots carry metadata only), or a payload failed its checksum when read here and its
+// location was dropped (the message reads `unavailable` meanwhile: receive skips it). It fetches
+// them from the other replicas of the group in bounded chunks, over the members' call link
+// (mutual TLS, members only), checks them, and stores them in its own payload store; a message
+// held back as unavailable then returns to its place. A message removed meanwhile (an entry
 // applied after the snapshot) is simply not fetched any more.
 //
 // Wire form (JSON, as every member call): request `{ op: 'payloads', group, items: [[queueGen,
-// seq, offset], ...] }`; answer `{ chunks: [base64 | null, ...] }`, the bytes of each payload from
-// its offset, at most FETCH_CHUNK_BYTES in all, null where the answering replica has none.
+// seq, offset], ...] }`; answer `{ chunks: [base64 | null, ...], sums: [number | null, ...],
+// missing: [index, ...] }`: the bytes of each payload from its offset, at most FETCH_CHUNK_BYTES
+// in all (null past that budget: ask again); `sums` the payload's checksum (segment-record.ts
+// payloadChecksum: every replica computes it alike from the payload as logged) beside each
+// chunk; `missing` the items whose message the answering replica holds without a good copy of
+// its payload (it lacks it or cannot read it either). A message it does not hold (it is behind,
+// or already applied the message's removal) is neither served nor missing: it cannot tell. A
+// payload is stored only when its bytes match the checksum of every chunk.
+//
+// One fetch loop per replica (one call in flight at a time: bounded concurrency). A pass that
+// completes nothing waits before the next, doubling from FETCH_RETRY_MS_MIN to
+// FETCH_RETRY_MS_MAX, on the injected clock. A payload that every replica asked reports missing
+// in UNREPAIRED_PASSES passes in a row (or that has no replica to ask: a single-replica spool)
+// is reported once as unrepaired; it stays unavailable and is asked for again at the slow pace,
+// as a replica may come back. (The passes in a row keep a replica that is itself still fetching
+// the payload from raising a false alarm.)
 
 import { PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
+import type { Clock } from '../host/clock.js';
+import { payloadChecksum } from '../store/segment-record.js';
 
 /** Payload bytes one fetch answer carries at most (base64 keeps it under the 1 MiB call cap). */
 export const FETCH_CHUNK_BYTES = 512 * 1024;
 /** Messages one fetch names at most. */
 export const FETCH_ITEMS_MAX = 256;
-/** Pause after a pass that fetched nothing (no replica had them yet), ms. */
-const FETCH_RETRY_MS = 500;
+/** First pause after a pass that completed nothing, ms; doubled up to FETCH_RETRY_MS_MAX. */
+export const FETCH_RETRY_MS_MIN = 100;
+export const FETCH_RETRY_MS_MAX = 30_000;
+/** Passes in a row in which every replica lacked a payload before it is reported unrepaired. */
+export const UNREPAIRED_PASSES = 3;
 
 type Item = readonly [queueGen: number, seq: number, offset: number];
+
+/** One replica's answer to a fetch (see the wire form above). */
+export interface FetchAnswer {
+  readonly chunks: (string | null)[];
+  readonly sums: (number | null)[];
+  readonly missing: number[];
+}
+
+/** A payload no replica could give a good copy of: it stays unavailable here. */
+export interface UnrepairedPayload {
+  readonly group: string;
+  readonly queue: string;
+  readonly seq: number;
+  /** Replicas asked (0: the group has no other replica). */
+  readonly asked: number;
+}
 
 /** What the fetcher needs of its replica. */
 export interface FetchHost {
   readonly group: string;
+  readonly clock: Clock;
   /** The current engine (a later restore replaces it; the fetcher starts over then). */
   engine(): SpoolEngine;
   /** Members to ask, best first (the leader, then the other voters). */
   sources(): readonly string[];
   call(member: string, request: Record<string, unknown>): Promise<Record<string, unknown>>;
   closed(): boolean;
+  /** Payloads of queue `queueGen` were stored (unavailable messages may be visible again). */
+  filled(queueGen: number): void;
+  /** Told once per payload found unrepairable (until it is repaired or removed). */
+  unrepaired(report: UnrepairedPayload): void;
 }
 
 /**
  * The answer to a fetch: each item's payload bytes from its offset, `budgetBytes` in all (items
- * past the budget answer null, and are asked again).
+ * past the budget answer null, and are asked again), with the payload's checksum beside each
+ * chunk, and the items this replica cannot serve. A payload whose read fails here loses its
+ * location (engine.dropPayload).
  */
 export function servePayloadChunks(
   engine: SpoolEngine,
   items: readonly Item[],
   budgetBytes = FETCH_CHUNK_BYTES,
-): (string | null)[] {
+): FetchAnswer {
   const chunks: (string | null)[] = [];
+  const sums: (number | null)[] = [];
+  const missing: number[] = [];
   let remaining = budgetBytes;
-  for (const [queueGen, seq, offset] of items) {
-    const message = engine.queueByGen(queueGen)?.order.find(seq);
-    if (remaining <= 0 || message === undefined || message.location === PAYLOAD_MISSING) {
-      chunks.push(null);
-      continue;
+  items.forEach(([queueGen, seq, offset], index) => {
+    chunks.push(null);
+    sums.push(null);
+    const queue = engine.queueByGen(queueGen);
+    const message = queue?.order.find(seq);
+    if (message === undefined) return; // not held here (behind, or removed): cannot tell
+    if (message.location === PAYLOAD_MISSING) {
+      missing.push(index);
+      return;
     }
+    if (remaining <= 0) return;
     let payload: Uint8Array;
     try {
       payload = engine.payloadOf(message);
     } catch {
-      chunks.push(null); // unreadable here too: another replica may have it
-      continue;
+      // Unreadable here too: another replica may have it. This replica drops its bad copy, so
+      // it fetches a good one itself (the caller sees missingPayloads grow).
+      engine.dropPayload(queue!, message);
+      missing.push(index);
+      return;
     }
     const end = Math.min(payload.byteLength, offset + remaining);
     const chunk = payload.subarray(Math.min(offset, end), end);
     remaining -= chunk.byteLength;
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64'));
-  }
-  return chunks;
+    const view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    chunks[index] = view.toString('base64');
+    sums[index] = payloadChecksum(seq, payload);
+  });
+  return { chunks, sums, missing };
 }
 
 /** Checks and decodes the items of a fetch request (JSON from another member). */
@@ -74,9 +130,37 @@ export function parseFetchItems(value: unknown): Item[] | null {
   return items;
 }
 
+/** A fetch answer from another member as JSON, checked; null when malformed. */
+export function parseFetchAnswer(
+  value: Record<string, unknown>,
+  count: number,
+): FetchAnswer | null {
+  const { chunks, sums, missing } = value;
+  if (!Array.isArray(chunks) || !Array.isArray(sums) || !Array.isArray(missing)) return null;
+  if (chunks.length !== count || sums.length !== count) return null;
+  for (let i = 0; i < count; i++) {
+    const chunk: unknown = chunks[i];
+    const sum: unknown = sums[i];
+    if (chunk === null ? sum !== null : typeof chunk !== 'string') return null;
+    if (chunk !== null && !(Number.isInteger(sum) && (sum as number) >= 0)) return null;
+  }
+  if (!missing.every((i) => Number.isInteger(i) && i >= 0 && i < count)) return null;
+  return { chunks, sums, missing } as FetchAnswer;
+}
+
 interface Partial {
   readonly bytes: Uint8Array;
   filled: number;
+  /** The checksum the chunks so far came with. */
+  readonly sum: number;
+}
+
+/** What one pass asked of the sources, for each item: its chunk, or how many lacked it. */
+interface Gathered {
+  readonly chunks: (string | null)[];
+  readonly sums: (number | null)[];
+  readonly lacking: number[];
+  readonly asked: number;
 }
 
 export class PayloadFetcher {
@@ -84,12 +168,31 @@ export class PayloadFetcher {
   /** Payloads arriving in several chunks, by seq, for the engine `partialsOf`. */
   private readonly partials = new Map<number, Partial>();
   private partialsOf: SpoolEngine | null = null;
+  /** Seqs reported unrepaired (each once), until repaired or removed. */
+  private readonly reported = new Set<number>();
+  /** Passes in a row in which every source lacked the payload, by seq (not yet reported). */
+  private readonly lackingPasses = new Map<number, number>();
+  private retryMs = FETCH_RETRY_MS_MIN;
+  /** Ends the pause between passes early (a kick: something new went missing). */
+  private wake: (() => void) | null = null;
   fetched = 0;
+  /** Fetched bytes that did not match their checksum (dropped; asked again). */
+  rejected = 0;
 
   constructor(private readonly host: FetchHost) {}
 
-  /** Starts fetching unless it runs already; it stops once nothing is missing. */
+  /** Payloads reported unrepaired and still missing here. */
+  get unrepairedCount(): number {
+    return this.reported.size;
+  }
+
+  /**
+   * Starts fetching unless it runs already (a pause between passes ends now, and the backoff
+   * starts over); it stops once nothing is missing.
+   */
   kick(): void {
+    this.retryMs = FETCH_RETRY_MS_MIN;
+    this.wake?.();
     if (this.running) return;
     this.running = true;
     void this.run().finally(() => {
@@ -100,27 +203,41 @@ export class PayloadFetcher {
   private async run(): Promise<void> {
     while (!this.host.closed() && this.host.engine().state.missingPayloads > 0) {
       const progress = await this.pass();
-      if (!progress) await pause(FETCH_RETRY_MS);
+      if (progress) {
+        this.retryMs = FETCH_RETRY_MS_MIN;
+        continue;
+      }
+      const retryMs = this.retryMs;
+      this.retryMs = Math.min(retryMs * 2, FETCH_RETRY_MS_MAX);
+      await this.pause(retryMs);
     }
     this.partials.clear();
+    this.reported.clear();
+    this.lackingPasses.clear();
   }
 
   /** One walk over the missing payloads; true when any arrived. */
   private async pass(): Promise<boolean> {
     const engine = this.host.engine();
-    if (this.partialsOf !== engine) this.partials.clear();
+    if (this.partialsOf !== engine) {
+      this.partials.clear();
+      this.reported.clear();
+      this.lackingPasses.clear();
+    }
     this.partialsOf = engine;
+    this.forgetSettled(engine);
     let progress = false;
     const cursor = { queueGen: 0, seq: 0 };
     for (;;) {
       if (this.host.closed() || this.host.engine() !== engine) return true;
       const items = this.collect(engine, cursor);
       if (items.length === 0) return progress;
-      const chunks = await this.ask(items);
-      if (chunks === null || this.host.engine() !== engine) return progress;
-      progress = this.take(engine, items, chunks) || progress;
+      const gathered = await this.gather(items);
+      if (this.host.engine() !== engine) return progress;
+      progress = this.take(engine, items, gathered) || progress;
+      this.noteUnrepaired(engine, items, gathered);
       // A payload still arriving in chunks is asked for again next, from where it stopped.
-      const unfinished = items.find(([, seq]) => this.partials.has(seq));
+      const unfinished = items.find(([, seq], i) => this.partials.has(seq) && gathered.chunks[i]);
       if (unfinished !== undefined) {
         cursor.queueGen = unfinished[0];
         cursor.seq = unfinished[1] - 1;
@@ -128,12 +245,26 @@ export class PayloadFetcher {
     }
   }
 
+  /** Drops what is known of payloads no longer missing (repaired, or their message removed). */
+  private forgetSettled(engine: SpoolEngine): void {
+    for (const seq of this.reported) {
+      if (!isMissing(engine, seq)) this.reported.delete(seq);
+    }
+    for (const seq of this.lackingPasses.keys()) {
+      if (!isMissing(engine, seq)) this.lackingPasses.delete(seq);
+    }
+  }
+
   /** The next missing payloads after `cursor` (moved past them), about one chunk's worth. */
   private collect(engine: SpoolEngine, cursor: { queueGen: number; seq: number }): Item[] {
     const items: Item[] = [];
     let bytes = 0;
-    for (const [queueGen, queue] of engine.state.queuesByGen) {
+    // In generation order: the cursor moves forward through queues as through seqs (a restored
+    // state holds its queues in name order).
+    const gens = [...engine.state.queuesByGen.keys()].sort((a, b) => a - b);
+    for (const queueGen of gens) {
       if (queueGen < cursor.queueGen) continue;
+      const queue = engine.state.queuesByGen.get(queueGen)!;
       const after = queueGen === cursor.queueGen ? cursor.seq : 0;
       queue.order.scanAfter(after, (message) => {
         if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
@@ -150,51 +281,131 @@ export class PayloadFetcher {
     return items;
   }
 
-  /** The chunks from the first source that answers, or null when none does. */
-  private async ask(items: readonly Item[]): Promise<(string | null)[] | null> {
-    const request = { op: 'payloads', group: this.host.group, items };
+  /**
+   * Asks the sources in turn, each for the items no earlier one served: every item's chunk from
+   * the first source that has it, and how many sources that answered lack it.
+   */
+  private async gather(items: readonly Item[]): Promise<Gathered> {
+    const chunks: (string | null)[] = items.map(() => null);
+    const sums: (number | null)[] = items.map(() => null);
+    const lacking = items.map(() => 0);
+    let asked = 0;
     for (const source of this.host.sources()) {
+      const open = items.map((_, i) => i).filter((i) => chunks[i] === null);
+      if (open.length === 0) break;
+      const request = { op: 'payloads', group: this.host.group, items: open.map((i) => items[i]) };
+      let answer: FetchAnswer | null;
       try {
-        const answer = await this.host.call(source, request);
-        const chunks = answer['chunks'];
-        if (Array.isArray(chunks) && chunks.length === items.length) {
-          return chunks as (string | null)[];
-        }
+        answer = parseFetchAnswer(await this.host.call(source, request), open.length);
       } catch {
-        // That member is unreachable or does not serve the group now: ask the next.
+        continue; // That member is unreachable or does not serve the group now: ask the next.
       }
+      if (answer === null) continue;
+      asked++;
+      open.forEach((i, k) => {
+        chunks[i] = answer.chunks[k]!;
+        sums[i] = answer.sums[k]!;
+      });
+      for (const k of answer.missing) lacking[open[k]!]!++;
     }
-    return null;
+    return { chunks, sums, lacking, asked };
   }
 
-  /** Stores what arrived; true when any payload was completed. */
-  private take(engine: SpoolEngine, items: readonly Item[], chunks: (string | null)[]): boolean {
+  /** Stores what arrived and checks out; true when any payload was completed. */
+  private take(engine: SpoolEngine, items: readonly Item[], gathered: Gathered): boolean {
     let completed = false;
     items.forEach(([queueGen, seq, offset], i) => {
-      const chunk = chunks[i];
-      if (typeof chunk !== 'string') return;
+      const chunk = gathered.chunks[i];
+      const sum = gathered.sums[i];
+      if (typeof chunk !== 'string' || typeof sum !== 'number') return;
       const message = engine.queueByGen(queueGen)?.order.find(seq);
       if (message === undefined || message.location !== PAYLOAD_MISSING) return;
       let partial = this.partials.get(seq);
+      if (partial !== undefined && partial.sum !== sum) {
+        // Chunks of copies that disagree: start this payload over.
+        this.partials.delete(seq);
+        this.rejected++;
+        return;
+      }
       if (partial === undefined) {
-        partial = { bytes: new Uint8Array(message.byteLength), filled: 0 };
+        partial = { bytes: new Uint8Array(message.byteLength), filled: 0, sum };
         this.partials.set(seq, partial);
       }
       const bytes = Buffer.from(chunk, 'base64');
-      if (partial.filled !== offset || offset + bytes.byteLength > message.byteLength) return;
+      const fits = bytes.byteLength > 0 && offset + bytes.byteLength <= message.byteLength;
+      if (partial.filled !== offset || !fits) {
+        // Not the piece asked for (a buggy or hostile source): start this payload over, so the
+        // pass does not ask again at once.
+        this.partials.delete(seq);
+        this.rejected++;
+        return;
+      }
       partial.bytes.set(bytes, offset);
       partial.filled += bytes.byteLength;
       if (partial.filled < message.byteLength) return;
       this.partials.delete(seq);
+      if (payloadChecksum(seq, partial.bytes) !== partial.sum) {
+        this.rejected++;
+        return;
+      }
       assert(engine.fillPayload(queueGen, seq, partial.bytes), 'a fetched payload fills its gap');
+      this.reported.delete(seq);
       this.fetched++;
+      this.host.filled(queueGen);
       completed = true;
     });
     return completed;
   }
+
+  /**
+   * Reports, once each, the items every source lacked (or that had nobody to ask) in
+   * UNREPAIRED_PASSES passes in a row.
+   */
+  private noteUnrepaired(engine: SpoolEngine, items: readonly Item[], gathered: Gathered): void {
+    const sourceCount = this.host.sources().length;
+    if (gathered.asked < sourceCount) return; // a source did not answer: it may have them
+    items.forEach(([queueGen, seq], i) => {
+      if (gathered.chunks[i] !== null || gathered.lacking[i] !== gathered.asked) {
+        this.lackingPasses.delete(seq);
+        return;
+      }
+      if (this.reported.has(seq)) return;
+      const queue = engine.queueByGen(queueGen);
+      if (queue?.order.find(seq)?.location !== PAYLOAD_MISSING) return;
+      const passes = (this.lackingPasses.get(seq) ?? 0) + 1;
+      if (passes < UNREPAIRED_PASSES) {
+        this.lackingPasses.set(seq, passes);
+        return;
+      }
+      this.lackingPasses.delete(seq);
+      this.reported.add(seq);
+      const { group } = this.host;
+      this.host.unrepaired({ group, queue: queue.name, seq, asked: gathered.asked });
+    });
+  }
+
+  /** Waits `ms` on the host's clock, or until a kick. */
+  private pause(ms: number): Promise<void> {
+    const clock = this.host.clock;
+    return new Promise((resolve) => {
+      const timer = clock.setTimer(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        this.wake = null;
+        clock.clearTimer(timer);
+        resolve();
+      };
+    });
+  }
 }
 
-function pause(ms: number): Promise<void> {
-  // Real time, like the replica's other retries (the node ticks on real time too).
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** Whether a live message `seq` of the spool lacks its payload here. */
+function isMissing(engine: SpoolEngine, seq: number): boolean {
+  for (const queue of engine.state.queues.values()) {
+    const message = queue.order.find(seq);
+    if (message !== undefined) return message.location === PAYLOAD_MISSING;
+  }
+  return false;
 }

@@ -37,7 +37,13 @@ import type { TokenCodec } from '../host/tokens.js';
 import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replica-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
-import { PayloadFetcher, parseFetchItems, servePayloadChunks } from './payload-fetch.js';
+import {
+  type FetchAnswer,
+  PayloadFetcher,
+  type UnrepairedPayload,
+  parseFetchItems,
+  servePayloadChunks,
+} from './payload-fetch.js';
 import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
@@ -80,6 +86,11 @@ export interface SpoolReplicaOptions {
   readonly waitersPerQueueMax?: number;
   /** Told when the role, the leader or the serving state changes (for readiness). */
   readonly onChange?: () => void;
+  /**
+   * Told once per payload that no other replica could give a good copy of (it failed its
+   * checksum here, or was never fetched): its message stays unavailable, fetched again later.
+   */
+  readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
 }
 
 export interface SpoolReplicaStatus {
@@ -102,6 +113,15 @@ export interface SpoolReplicaStatus {
   readonly restores: number;
   /** Why the replica's node stopped (storage failure), null while it runs. */
   readonly failure: string | null;
+  /** Messages whose payload this replica lacks now (being fetched; unavailable if visible). */
+  readonly payloadsMissing: number;
+  /** Of those, the ones no other replica had a good copy of at the last try. */
+  readonly payloadsUnrepaired: number;
+  /** Payload reads here that failed (checksum, seq or length mismatch, record gone). */
+  readonly payloadReadFailures: number;
+  /** Payloads fetched from other replicas, and fetched bytes rejected by their checksum. */
+  readonly payloadsFetched: number;
+  readonly payloadsRejected: number;
 }
 
 const GROUP_PREFIX = 'spool:';
@@ -143,6 +163,7 @@ export class SpoolReplica implements StateMachine {
   private failure: Error | null = null;
   private openings = 0;
   private restores = 0;
+  private payloadReadFailures = 0;
   private readonly payloads: ReplicaPayloadStore;
   /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
   private readonly checkpoints = new WeakMap<Uint8Array, number>();
@@ -174,7 +195,22 @@ export class SpoolReplica implements StateMachine {
         return call(member, request);
       },
       closed: () => this.closed || this.failure !== null,
+      clock: options.clock,
+      filled: (queueGen) => this.payloadFilled(queueGen),
+      unrepaired: (report) => this.options.onPayloadUnrepaired?.(report),
     });
+  }
+
+  /** A fetched payload was stored: receivers parked on its queue may take its message now. */
+  private payloadFilled(queueGen: number): void {
+    const queue = this.engineValue.queueByGen(queueGen);
+    if (queue !== undefined) this.host?.payloadRestored(queue);
+  }
+
+  /** A payload read failed here (the host dropped its location): fetch a good copy. */
+  private payloadLost(): void {
+    this.payloadReadFailures++;
+    this.fetcher.kick();
   }
 
   /**
@@ -223,10 +259,18 @@ export class SpoolReplica implements StateMachine {
    * Answers another replica's payload fetch (see payload-fetch.ts): chunks of the payloads it
    * names, from this replica's store. Throws Error for malformed items.
    */
-  servePayloads(items: unknown): (string | null)[] {
+  servePayloads(items: unknown): FetchAnswer {
     const parsed = parseFetchItems(items);
     if (parsed === null) throw new Error('malformed payload fetch');
-    return servePayloadChunks(this.engineValue, parsed);
+    const missingBefore = this.engineValue.state.missingPayloads;
+    const answer = servePayloadChunks(this.engineValue, parsed);
+    const lost = this.engineValue.state.missingPayloads - missingBefore;
+    if (lost > 0) {
+      // Copies that failed their checksum here while serving: fetch good ones too.
+      this.payloadReadFailures += lost;
+      this.fetcher.kick();
+    }
+    return answer;
   }
 
   /** Who to fetch payloads from: the leader, then the other voters. */
@@ -293,6 +337,8 @@ export class SpoolReplica implements StateMachine {
     // A mostly dead segment is emptied now; it goes once a snapshot after this one is saved.
     const target = this.payloads.compactionTarget?.() ?? null;
     if (target !== null) this.engineValue.relocatePayloads(target);
+    // A payload found unreadable while relocating lost its location: fetch a good copy.
+    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
     const writer: SnapshotWriter = this.engineValue.beginSnapshot();
     return {
       step: (budgetBytes) => {
@@ -378,6 +424,11 @@ export class SpoolReplica implements StateMachine {
       openings: this.openings,
       restores: this.restores,
       failure: this.failure?.message ?? null,
+      payloadsMissing: this.engineValue.state.missingPayloads,
+      payloadsUnrepaired: this.fetcher.unrepairedCount,
+      payloadReadFailures: this.payloadReadFailures,
+      payloadsFetched: this.fetcher.fetched,
+      payloadsRejected: this.fetcher.rejected,
     };
   }
 
@@ -509,6 +560,7 @@ export class SpoolReplica implements StateMachine {
       patterns,
       receiveGuard: () => this.leaseRefusal(),
       receiveGuardRetryMs: this.tickMs,
+      onPayloadLost: () => this.payloadLost(),
       ...(this.options.waitersPerQueueMax === undefined
         ? {}
         : { waitersPerQueueMax: this.options.waitersPerQueueMax }),

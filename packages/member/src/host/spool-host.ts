@@ -17,6 +17,8 @@ import {
   type Page,
   type Plan,
   type PeekResult,
+  PAYLOAD_MISSING,
+  PayloadError,
   type Queue,
   type QueueView,
   type ReceiveRequest,
@@ -72,6 +74,13 @@ export interface SpoolHostOptions {
   readonly receiveGuard?: () => MqError | null;
   /** How soon parked receivers are retried after the guard refused (ms, default 50). */
   readonly receiveGuardRetryMs?: number;
+  /**
+   * Told when a payload read here failed (PayloadError: checksum, seq or length mismatch, a
+   * missing record): the message's location is already dropped (a receive held the message
+   * back as unavailable), so the replica fetches a good copy (engine.fillPayload, then
+   * `payloadRestored`).
+   */
+  readonly onPayloadLost?: (queue: Queue, message: Message, error: PayloadError) => void;
 }
 
 export const WAITERS_PER_QUEUE_MAX_DEFAULT = 10_000;
@@ -99,6 +108,7 @@ export class SpoolHost {
   private readonly synchronous: boolean;
   private readonly receiveGuard: (() => MqError | null) | null;
   private readonly receiveGuardRetryMs: number;
+  private readonly onPayloadLost: SpoolHostOptions['onPayloadLost'] | null;
 
   private readonly waiters = new Map<number, WaiterList>();
   private readonly rateTimers = new Map<number, TimerHandle>();
@@ -124,6 +134,7 @@ export class SpoolHost {
     this.synchronous = options.appliesSynchronously ?? false;
     this.receiveGuard = options.receiveGuard ?? null;
     this.receiveGuardRetryMs = options.receiveGuardRetryMs ?? RECEIVE_GUARD_RETRY_MS_DEFAULT;
+    this.onPayloadLost = options.onPayloadLost ?? null;
     if (this.waitersPerQueueMax < 1 || this.timerBatchMax < 1 || this.receiveGuardRetryMs < 1) {
       throw new Error('spool host: bounds must be >= 1');
     }
@@ -320,12 +331,18 @@ export class SpoolHost {
     const list = this.waiters.get(queue.gen);
     if (list !== undefined && list.size > 0) this.wake(queue);
     if (list === undefined || list.size === 0) {
-      const outcome = this.engine.receive(queue, this.clock.nowMs());
-      if (outcome === RATE_LIMITED) {
-        if (request.waitMs > 0) this.armRateTimer(queue);
-      } else if (outcome !== null) {
-        this.rearm();
-        return Promise.resolve(this.delivery(queue, outcome));
+      // Each message whose payload is unreadable here leaves the visible ones: bounded.
+      for (;;) {
+        const outcome = this.engine.receive(queue, this.clock.nowMs());
+        if (outcome === RATE_LIMITED) {
+          if (request.waitMs > 0) this.armRateTimer(queue);
+        } else if (outcome !== null) {
+          this.rearm();
+          const delivery = this.delivery(queue, outcome);
+          if (delivery === null) continue;
+          return Promise.resolve(delivery);
+        }
+        break;
       }
     }
     if (request.waitMs <= 0 || request.signal?.aborted === true) return Promise.resolve(null);
@@ -372,11 +389,14 @@ export class SpoolHost {
     return deadline === Infinity ? {} : { leaseExpiresAtMs: deadline };
   }
 
-  /** Reads the message a handle names. 400 token_kind, 410 gone. */
+  /**
+   * Reads the message a handle names. 400 token_kind, 410 gone, 503 unavailable while its
+   * payload is unreadable here (a good copy is being fetched).
+   */
   peek(handle: string): PeekResult {
-    const { message } = this.heldHandle(handle);
+    const { queue, message } = this.heldHandle(handle);
     return {
-      payload: this.engine.payloadOf(message),
+      payload: this.readPayload(queue, message),
       messageId: messageIdOf(message.seq),
       state: this.engine.messageState(message, this.clock.nowMs()),
       retries: message.retries,
@@ -440,8 +460,19 @@ export class SpoolHost {
   /** The oldest failed message with a failure lease (the same one on repeated reads), or null. */
   failureHead(name: string): Delivery | null {
     const queue = this.queueOr404(name);
-    const message = this.engine.failureHead(queue);
-    if (message === undefined) return null;
+    // A failed message whose payload is unreadable here reads unavailable and leaves the
+    // failure head (a good copy is fetched): the next one is the head. Each such read moves one
+    // message out of the head's reach: bounded.
+    for (;;) {
+      const message = this.engine.failureHead(queue);
+      if (message === undefined) return null;
+      const payload = this.tryReadPayload(queue, message);
+      if (payload instanceof PayloadError) continue;
+      return this.failureDelivery(queue, message, payload);
+    }
+  }
+
+  private failureDelivery(queue: Queue, message: Message, payload: Uint8Array): Delivery {
     const lease = this.tokens.mint(this.name, {
       kind: TokenKind.FailureLease,
       term: this.log.term,
@@ -452,7 +483,6 @@ export class SpoolHost {
       leased: false,
     });
     const messageId = messageIdOf(message.seq);
-    const payload = this.engine.payloadOf(message);
     return { payload, lease, messageId, retries: message.retries };
   }
 
@@ -590,16 +620,63 @@ export class SpoolHost {
   }
 
   /**
-   * The delivery of a message the engine just leased. Should minting its lease fail (a claim
-   * that does not fit the token), the lease is undone before the error goes on, so the message
-   * is visible again instead of pending under a lease nobody holds.
+   * The payload of a message outside receive (peek, failure head). When it cannot be read here,
+   * its location is dropped so a good copy is fetched, and the call answers 503 unavailable; the
+   * message keeps its state (a pending or failed message is not moved by a read).
    */
-  private delivery(queue: Queue, message: Message): Delivery {
+  private readPayload(queue: Queue, message: Message): Uint8Array {
+    const payload = this.tryReadPayload(queue, message);
+    if (payload instanceof PayloadError) throw payload;
+    return payload;
+  }
+
+  /** `readPayload`, answering the PayloadError instead of throwing it. */
+  private tryReadPayload(queue: Queue, message: Message): Uint8Array | PayloadError {
+    // A copy dropped earlier is being fetched already: another read of it is no new failure.
+    const held = message.location !== PAYLOAD_MISSING;
+    try {
+      return this.engine.payloadOf(message);
+    } catch (error) {
+      if (!(error instanceof PayloadError)) throw error;
+      if (held) {
+        this.engine.dropPayload(queue, message);
+        this.onPayloadLost?.(queue, message, error);
+      }
+      return error;
+    }
+  }
+
+  /**
+   * Messages of `queue` held back as unavailable got their payloads again (engine.fillPayload):
+   * parked receivers may take them now.
+   */
+  payloadRestored(queue: Queue): void {
+    if (this.mode === 'serving') this.wake(queue);
+  }
+
+  /**
+   * The delivery of a message the engine just leased, or null when its payload is unreadable
+   * here: the lease nobody saw is withdrawn, the message is held back as unavailable (no retry
+   * spent) and the replica is told to fetch a good copy; the caller moves on to the next
+   * message. Should minting its lease fail (a claim that does not fit the token), the lease is
+   * undone before the error goes on, so the message is visible again instead of pending under a
+   * lease nobody holds.
+   */
+  private delivery(queue: Queue, message: Message): Delivery | null {
     let payload: Uint8Array;
+    try {
+      payload = this.engine.payloadOf(message);
+    } catch (error) {
+      if (!(error instanceof PayloadError)) {
+        this.engine.releaseNow(queue, message);
+        throw error;
+      }
+      this.engine.withdrawUnreadable(queue, message);
+      this.onPayloadLost?.(queue, message, error);
+      return null;
+    }
     let lease: string;
     try {
-      // A payload this replica cannot read (503 unavailable) leaves the message visible.
-      payload = this.engine.payloadOf(message);
       lease = this.tokens.mint(this.name, {
         kind: TokenKind.Lease,
         term: this.log.term,
@@ -727,15 +804,15 @@ export class SpoolHost {
         this.armRateTimer(queue);
         break;
       }
-      let delivery: Delivery;
+      let delivery: Delivery | null;
       try {
         delivery = this.delivery(queue, outcome);
       } catch {
-        // The payload is unreadable here for now: receivers stay parked until their wait ends
-        // (a direct receive answers the 503 itself).
+        // The lease could not be minted (a direct receive answers the error itself).
         break;
       }
-      list.deliverToFirst(delivery);
+      // A payload unreadable here held its message back: try the next one.
+      if (delivery !== null) list.deliverToFirst(delivery);
     }
     if (list.size === 0) this.waiters.delete(queue.gen);
     this.rearm();

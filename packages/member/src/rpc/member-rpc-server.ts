@@ -7,9 +7,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@spoolmq/engine';
 import {
   type ClusterSecurity,
-  INSECURE_CLUSTER,
   type ServiceAccess,
-  guardService,
+  CallGuard,
   raiseReceiveWindows,
   serverCredentials,
 } from '@spoolmq/raft';
@@ -87,12 +86,12 @@ export function memberServiceRegistration(
 export function serveSpoolService(
   server: grpc.Server,
   service: SpoolService,
-  options: MemberRpcOptions & { readonly security?: ClusterSecurity } = {},
+  options: MemberRpcOptions & { readonly security: ClusterSecurity },
 ): MemberServiceRegistration {
   const registration = memberServiceRegistration(service, options);
   const { definition, implementation, access } = registration;
-  const security = options.security ?? INSECURE_CLUSTER;
-  server.addService(definition, guardService(definition, implementation, access, security, noop));
+  const guard = new CallGuard(options.security, noop);
+  server.addService(definition, guard.wrap(definition, implementation, access));
   return registration;
 }
 
@@ -115,8 +114,8 @@ export async function startMemberRpcServer(
   options: MemberRpcOptions & {
     readonly listen: string;
     readonly service: SpoolService;
-    /** Mutual TLS (default insecure, for tests and benchmarks on loopback). */
-    readonly security?: ClusterSecurity;
+    /** Mutual TLS, or INSECURE_CLUSTER said out loud (tests and benchmarks on loopback). */
+    readonly security: ClusterSecurity;
   },
 ): Promise<MemberRpcServer> {
   const limits = resolveLinkLimits(options.limits);
@@ -125,7 +124,7 @@ export async function startMemberRpcServer(
     'grpc.max_send_message_length': limits.messageBytesMax,
     'grpc.keepalive_permit_without_calls': 1,
   });
-  const security = options.security ?? INSECURE_CLUSTER;
+  const security = options.security;
   const registration = serveSpoolService(server, options.service, { ...options, limits, security });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(options.listen, serverCredentials(security), (error, bound) =>

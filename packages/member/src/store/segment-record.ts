@@ -33,3 +33,14 @@ export function checkRecord(record: Buffer, seq: number, byteLength: number): st
 function recordChecksum(header: Buffer, payload: Uint8Array): number {
   return crc32(payload, crc32(header.subarray(8, 16)));
 }
+
+/**
+ * The checksum a record of `seq` holding `payload` carries: every replica computes it alike from
+ * the payload as logged, so replicas agree on it (a payload fetched from a peer is checked
+ * against the one the peer sends).
+ */
+export function payloadChecksum(seq: number, payload: Uint8Array): number {
+  const seqBytes = Buffer.allocUnsafe(8);
+  seqBytes.writeDoubleBE(seq, 0);
+  return crc32(payload, crc32(seqBytes));
+}

@@ -2,8 +2,8 @@
 // gateway-side RemoteSpoolService in front: the client sees one service through a failover.
 
 import { type SpoolService } from '@spoolmq/engine';
-import { RemoteSpoolService } from '@spoolmq/gateway';
-import { MemoryStorageEngine } from '@spoolmq/raft';
+import { RemoteSpoolService, insecureCredentials } from '@spoolmq/gateway';
+import { INSECURE_CLUSTER, MemoryStorageEngine } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Member } from '../../src/cluster/member.js';
 import { memberServiceRegistration } from '../../src/index.js';
@@ -24,6 +24,7 @@ async function startMembers(ids: readonly string[]): Promise<Member[]> {
       id,
       peers: placeholder,
       listen: '127.0.0.1:0',
+      security: INSECURE_CLUSTER,
       storage,
       raft: FAST_RAFT,
       grpcServices: (service: SpoolService) => [memberServiceRegistration(service)],
@@ -46,6 +47,7 @@ describe('members behind a RemoteSpoolService', () => {
     const remote = new RemoteSpoolService({
       members: Object.fromEntries(members.map((m) => [m.id, m.address!])),
       unavailableAfterMs: 10_000,
+      credentials: insecureCredentials,
     });
     cleanups.push(() => remote.close());
     await remote.createQueue('default', 'q', {});

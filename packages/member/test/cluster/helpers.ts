@@ -21,6 +21,8 @@ export interface ClusterOptions {
   readonly raft?: RaftTuning;
   readonly seed?: number;
   readonly replicasPerSpool?: number;
+  /** More member options, for every member started. */
+  readonly member?: Partial<MemberOptions>;
 }
 
 export class TestCluster {
@@ -30,6 +32,8 @@ export class TestCluster {
   private readonly storages = new Map<string, MemoryStorageEngine>();
   private readonly dirs = new Map<string, string>();
   private readonly peers: Record<string, string>;
+  /** While set, payload fetches between members wait for it (see holdPayloadFetches). */
+  private payloadGate: Promise<void> | null = null;
 
   private constructor(
     readonly ids: readonly string[],
@@ -56,6 +60,7 @@ export class TestCluster {
       raft: this.options.raft ?? FAST_RAFT,
       ...(this.options.replicasPerSpool === undefined ? {} : { replicasPerSpool: this.options.replicasPerSpool }),
       ...(this.options.level ? { dataDir: await this.dirOf(id) } : { storage: this.storageOf(id) }),
+      ...this.options.member,
     };
     const member = await Member.start(options);
     this.members.set(id, member);
@@ -87,10 +92,28 @@ export class TestCluster {
    * call as an unreachable one would.
    */
   private async adminCall(to: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (request['op'] === 'payloads' && this.payloadGate !== null) await this.payloadGate;
     const member = this.members.get(to);
     if (member === undefined) throw new MqError('unavailable', `member ${to} did not answer`);
     const answer = await member.handleCall(JSON.parse(JSON.stringify(request)) as Record<string, unknown>);
     return JSON.parse(JSON.stringify(answer)) as Record<string, unknown>;
+  }
+
+  /** Holds every payload fetch between members until the returned function is called. */
+  holdPayloadFetches(): () => void {
+    let release: () => void = () => undefined;
+    this.payloadGate = new Promise((resolve) => (release = resolve));
+    return () => {
+      this.payloadGate = null;
+      release();
+    };
+  }
+
+  /** Member `id`'s data directory (LevelDB storage only). */
+  dataDirOf(id: string): string {
+    const dir = this.dirs.get(id);
+    if (dir === undefined) throw new Error(`no data directory for ${id}`);
+    return dir;
   }
 
   member(id: string): Member {
@@ -156,8 +179,8 @@ export class TestCluster {
     return storage;
   }
 
-  /** The data directory of member `id` (LevelDB clusters only). */
-  dataDirOf(id: string): string {
+  /** Member `id`'s data directory (LevelDB storage only). */
+  dataDir(id: string): string {
     const dir = this.dirs.get(id);
     if (dir === undefined) throw new Error(`no data directory for ${id}`);
     return dir;

@@ -1,5 +1,6 @@
 // A member's data directory holds payloads, key hashes and the cluster secret: whatever the
 // process's umask, it is made (or tightened) to this user alone.
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,14 @@ describe('a member data directory', () => {
     const loose = join(root, 'loose');
     await mkdir(loose, { mode: 0o755 });
     for (const dataDir of [fresh, loose]) {
-      const member = await Member.start({ id: 'n1', peers: { n1: '127.0.0.1:0' }, listen: '127.0.0.1:0', dataDir, raft: FAST_RAFT });
+      const member = await Member.start({
+        id: 'n1',
+        peers: { n1: '127.0.0.1:0' },
+        listen: '127.0.0.1:0',
+        dataDir,
+        raft: FAST_RAFT,
+        security: INSECURE_CLUSTER,
+      });
       await member.close();
       expect((await stat(dataDir)).mode & 0o777, dataDir).toBe(0o700);
     }

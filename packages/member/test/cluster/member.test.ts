@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SpoolService, isMqError } from '@spoolmq/engine';
-import { MemoryStorageEngine } from '@spoolmq/raft';
+import { INSECURE_CLUSTER, MemoryStorageEngine } from '@spoolmq/raft';
 import { ManualClock } from '../../src/host/clock.js';
 import { Member } from '../../src/cluster/member.js';
 import { FAST_RAFT, TestCluster, bytes, expectError, receiveNow, send, waitFor, waitForAsync } from './helpers.js';
@@ -145,7 +145,14 @@ describe('Member', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mq-single-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const clock = new ManualClock();
-    const options = { id: 'solo', peers: { solo: '127.0.0.1:0' }, dataDir: dir, clock, raft: FAST_RAFT };
+    const options = {
+      id: 'solo',
+      peers: { solo: '127.0.0.1:0' },
+      dataDir: dir,
+      clock,
+      raft: FAST_RAFT,
+      security: INSECURE_CLUSTER,
+    };
     let member = await Member.start(options);
     cleanups.push(() => member.close());
     await member.ready();
@@ -209,7 +216,14 @@ describe('Member', () => {
     for (const id of ids) {
       const storage = new MemoryStorageEngine();
       cleanups.push(() => storage.close());
-      members.push(await Member.start({ id, peers: placeholder, listen: '127.0.0.1:0', storage, raft: FAST_RAFT }));
+      members.push(await Member.start({
+          id,
+          peers: placeholder,
+          listen: '127.0.0.1:0',
+          storage,
+          raft: FAST_RAFT,
+          security: INSECURE_CLUSTER,
+        }));
     }
     const peers = Object.fromEntries(members.map((m) => [m.id, m.address!]));
     for (const member of members) member.setPeerAddresses(peers);

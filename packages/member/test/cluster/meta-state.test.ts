@@ -141,6 +141,35 @@ describe('MetaState', () => {
     expect(state.members).toEqual(['n1', 'n2', 'n3']);
     expect(state.addresses.size).toBe(0);
   });
+
+  it('remembers removed members (refused by name) until they are added again', () => {
+    const state = new MetaState();
+    state.apply(init(secretA));
+    state.apply({ type: 'addMember', id: 'n5', address: 'h5:7001' });
+    state.apply({ type: 'addMember', id: 'n4', address: 'h4:7001' });
+    expect(state.removed).toEqual([]);
+    expect(state.apply({ type: 'removeMember', id: 'n5' })).toEqual({ kind: 'ok' });
+    expect(state.apply({ type: 'removeMember', id: 'n4' })).toEqual({ kind: 'ok' });
+    expect(state.removed).toEqual(['n4', 'n5']);
+    expect(MetaState.decode(state.encode()).removed).toEqual(['n4', 'n5']);
+    state.apply({ type: 'addMember', id: 'n4', address: 'h4:7002' });
+    expect(state.removed).toEqual(['n5']);
+  });
+
+  it('reads a version 5 snapshot, which had no removed members', () => {
+    const state = new MetaState();
+    state.apply(init(secretA));
+    const v6 = state.encode();
+    // Version 5 is version 6 without the removed list (an empty one: a u16 count of 0) before
+    // the end marker.
+    const v5 = new Uint8Array(v6.length - 2);
+    v5.set(v6.subarray(0, v6.length - 6));
+    v5.set(v6.subarray(v6.length - 4), v6.length - 6);
+    new DataView(v5.buffer).setUint16(4, 5);
+    const restored = MetaState.decode(v5);
+    expect(restored.members).toEqual(state.members);
+    expect(restored.removed).toEqual([]);
+  });
 });
 
 describe('replica moves', () => {

@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryPayloadStore, SpoolEngine, resolveSettings } from '@spoolmq/engine';
+import { MemoryPayloadStore, PayloadError, SpoolEngine, Where, resolveSettings } from '@spoolmq/engine';
 import {
   FETCH_CHUNK_BYTES,
   FETCH_ITEMS_MAX,
+  FETCH_RETRY_MS_MAX,
+  FETCH_RETRY_MS_MIN,
+  type FetchHost,
+  UNREPAIRED_PASSES,
+  PayloadFetcher,
+  type UnrepairedPayload,
+  parseFetchAnswer,
   parseFetchItems,
   servePayloadChunks,
 } from '../../src/cluster/payload-fetch.js';
+import { ManualClock, settle } from '../../src/host/clock.js';
+import { payloadChecksum } from '../../src/store/segment-record.js';
 
 const T0 = 1_800_000_000_000;
 
@@ -27,7 +36,10 @@ describe('servePayloadChunks', () => {
     const engine = engineWith(10, 300 * 1024); // 3 MiB asked
     const gen = engine.queue('q')!.gen;
     const items = Array.from({ length: 10 }, (_, i) => [gen, i + 1, i === 0 ? 1000 : 0] as const);
-    const chunks = servePayloadChunks(engine, items);
+    const { chunks, sums, missing } = servePayloadChunks(engine, items);
+    expect(missing).toEqual([]);
+    expect(sums[0]).toBe(payloadChecksum(1, engine.payloadOf(engine.queue('q')!.order.find(1)!)));
+    expect(sums.slice(2)).toEqual(Array(8).fill(null));
     const sizes = chunks.map((c) => (c === null ? 0 : Buffer.from(c, 'base64').byteLength));
     expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(FETCH_CHUNK_BYTES);
     expect(sizes[0]).toBe(300 * 1024 - 1000);
@@ -36,14 +48,15 @@ describe('servePayloadChunks', () => {
     expect(Buffer.from(chunks[1]!, 'base64')[0]).toBe(1);
   });
 
-  it('answers null for messages it does not hold', () => {
-    const engine = engineWith(1, 10);
+  it('names as missing the messages it holds without a good copy; of others it cannot tell', () => {
+    const engine = engineWith(2, 10);
     const gen = engine.queue('q')!.gen;
-    expect(servePayloadChunks(engine, [[gen, 2, 0], [gen + 1, 1, 0], [gen, 1, 0]])).toEqual([
-      null,
-      null,
-      Buffer.alloc(10).toString('base64'),
-    ]);
+    engine.dropPayload(engine.queue('q')!, engine.queue('q')!.order.find(2)!);
+    const answer = servePayloadChunks(engine, [[gen, 3, 0], [gen + 1, 1, 0], [gen, 2, 0], [gen, 1, 0]]);
+    expect(answer.chunks).toEqual([null, null, null, Buffer.alloc(10).toString('base64')]);
+    // 3 and queue gen+1 are not held here (behind, or removed already): neither served nor missing.
+    expect(answer.missing).toEqual([2]);
+    expect(answer.sums[3]).toBe(payloadChecksum(1, new Uint8Array(10)));
   });
 });
 
@@ -55,5 +68,201 @@ describe('parseFetchItems', () => {
     expect(parseFetchItems([[1, 2.5, 0]])).toBeNull();
     expect(parseFetchItems('x')).toBeNull();
     expect(parseFetchItems(Array(FETCH_ITEMS_MAX + 1).fill([1, 1, 0]))).toBeNull();
+  });
+});
+
+describe('servePayloadChunks over a bad copy', () => {
+  it('names it missing and drops its location, so the serving replica repairs it too', () => {
+    class BadStore extends MemoryPayloadStore {
+      override read(seq: number, location: number, byteLength: number): Uint8Array {
+        if (seq === 1) throw new PayloadError(seq, 'checksum mismatch');
+        return super.read(seq, location, byteLength);
+      }
+    }
+    const engine = SpoolEngine.over(new BadStore());
+    const settings = resolveSettings({}, engine.plan);
+    if (settings instanceof Error) throw settings;
+    engine.apply({ type: 'createQueue', name: 'q', settings }, T0);
+    const queueGen = engine.queue('q')!.gen;
+    for (let i = 0; i < 2; i++) {
+      engine.apply({ type: 'send', queueGen, delayMs: 0, dedupKey: null, payload: new Uint8Array(5) }, T0);
+    }
+    const answer = servePayloadChunks(engine, [[queueGen, 1, 0], [queueGen, 2, 0]]);
+    expect(answer.missing).toEqual([0]);
+    expect(answer.chunks[1]).toBe(Buffer.alloc(5).toString('base64'));
+    expect(engine.state.missingPayloads).toBe(1);
+  });
+});
+
+describe('parseFetchAnswer', () => {
+  it('takes chunks with their checksums and the missing indexes; refuses anything else', () => {
+    const good = { chunks: ['AA==', null], sums: [7, null], missing: [1] };
+    expect(parseFetchAnswer(good, 2)).toEqual(good);
+    expect(parseFetchAnswer(good, 3)).toBeNull();
+    expect(parseFetchAnswer({ chunks: ['AA=='], missing: [] }, 1)).toBeNull(); // no checksums
+    expect(parseFetchAnswer({ chunks: ['AA=='], sums: [null], missing: [] }, 1)).toBeNull();
+    expect(parseFetchAnswer({ chunks: [null], sums: [3], missing: [] }, 1)).toBeNull();
+    expect(parseFetchAnswer({ chunks: [null], sums: [null], missing: [1] }, 1)).toBeNull();
+  });
+});
+
+/** A fetching replica (engine with messages 1..n, payloads [i] * bytes, some dropped) and peers. */
+function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
+  const engine = engineWith(4, 300 * 1024);
+  const queue = engine.queue('q')!;
+  const clock = new ManualClock();
+  for (const seq of lost) engine.dropPayload(queue, queue.order.find(seq)!);
+  const unrepaired: UnrepairedPayload[] = [];
+  const filled: number[] = [];
+  const calls: string[] = [];
+  const tamper = { on: false, grow: false };
+  const host: FetchHost = {
+    group: 'spool:default#1',
+    clock,
+    engine: () => engine,
+    sources: () => Object.keys(peers),
+    call: async (member, request) => {
+      calls.push(member);
+      const peer = peers[member]!;
+      if (peer === 'down') throw new Error('unreachable');
+      const answer = servePayloadChunks(peer, parseFetchItems(request['items'])!);
+      // Through JSON as on the wire; a tampering peer flips a byte of each chunk it sends.
+      const wire = JSON.parse(JSON.stringify(answer)) as Record<string, unknown> & { chunks: (string | null)[] };
+      if (tamper.grow) {
+        wire.chunks = wire.chunks.map((c) => (c === null ? c : Buffer.concat([Buffer.from(c, 'base64'), Buffer.alloc(400 * 1024)]).toString('base64')));
+      }
+      if (tamper.on) {
+        wire.chunks = wire.chunks.map((c) => {
+          if (c === null) return c;
+          const bytes = Buffer.from(c, 'base64');
+          bytes[0]! ^= 1;
+          return bytes.toString('base64');
+        });
+      }
+      return wire;
+    },
+    closed: () => false,
+    filled: (queueGen) => filled.push(queueGen),
+    unrepaired: (report) => unrepaired.push(report),
+  };
+  return { engine, queue, clock, fetcher: new PayloadFetcher(host), unrepaired, filled, calls, tamper };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) await settle();
+  expect(condition()).toBe(true);
+}
+
+/** Lets the fetcher finish `count` passes: each time it pauses, the pause is let run out. */
+async function passes(clock: ManualClock, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await until(() => clock.pendingTimers > 0);
+    await clock.advance(FETCH_RETRY_MS_MAX);
+  }
+}
+
+describe('PayloadFetcher', () => {
+  it('fetches a dropped payload from the first peer that has it, in chunks, and puts the message back', async () => {
+    const good = engineWith(4, 300 * 1024);
+    const lacking = engineWith(4, 300 * 1024);
+    lacking.dropPayload(lacking.queue('q')!, lacking.queue('q')!.order.find(2)!);
+    const { engine, queue, fetcher, filled, unrepaired } = fetching({ n2: lacking, n3: good }, [2, 3]);
+    const two = queue.order.find(2)!;
+    engine.receive(queue, 0); // 1
+    expect(engine.receive(queue, 0)).not.toBe(two); // 2 and 3 are held back: 4
+    expect(two.where).toBe(Where.Unavailable);
+    fetcher.kick();
+    await until(() => engine.state.missingPayloads === 0);
+    expect(engine.payloadOf(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
+    expect(engine.payloadOf(queue.order.find(3)!)).toEqual(new Uint8Array(300 * 1024).fill(2));
+    expect(two.where).toBe(Where.Ready);
+    expect(fetcher.fetched).toBe(2);
+    expect(filled).toEqual([queue.gen, queue.gen]);
+    expect(unrepaired).toEqual([]);
+  });
+
+  it('rejects bytes that do not match their checksum and never stores them', async () => {
+    const { engine, fetcher, tamper, clock } = fetching({ n2: engineWith(4, 300 * 1024) }, [2]);
+    tamper.on = true;
+    fetcher.kick();
+    await until(() => fetcher.rejected > 0);
+    expect(engine.state.missingPayloads).toBe(1);
+    tamper.on = false;
+    await clock.advance(FETCH_RETRY_MS_MIN);
+    await until(() => engine.state.missingPayloads === 0);
+    expect(engine.payloadOf(engine.queue('q')!.order.find(2)!)).toEqual(new Uint8Array(300 * 1024).fill(1));
+  });
+
+  it('reports a payload no peer has once, backs off on the clock, and takes it when a peer comes back', async () => {
+    const peers: Record<string, SpoolEngine | 'down'> = {};
+    const { engine, fetcher, unrepaired, clock, calls } = fetching(peers, [3]);
+    fetcher.kick();
+    // Reported only after UNREPAIRED_PASSES passes in a row: not after the first.
+    await until(() => clock.pendingTimers > 0);
+    expect(unrepaired).toEqual([]);
+    await passes(clock, UNREPAIRED_PASSES - 1);
+    await until(() => unrepaired.length === 1);
+    expect(unrepaired[0]).toEqual({ group: 'spool:default#1', queue: 'q', seq: 3, asked: 0 });
+    expect(fetcher.unrepairedCount).toBe(1);
+    // Retries double up to the bound, never reporting again.
+    await clock.advance(FETCH_RETRY_MS_MAX * 4);
+    expect(unrepaired).toHaveLength(1);
+    expect(calls).toEqual([]);
+    // A replica that lacks it too: reported by nobody again; one that is down: not counted.
+    peers['n2'] = engineWith(4, 300 * 1024);
+    peers['n3'] = 'down';
+    await clock.advance(FETCH_RETRY_MS_MAX);
+    await until(() => engine.state.missingPayloads === 0);
+    expect(fetcher.unrepairedCount).toBe(0);
+    expect(unrepaired).toHaveLength(1);
+  });
+
+  it('a chunk that is not the piece asked for is rejected, and the pass does not spin on it', async () => {
+    const { engine, fetcher, tamper, clock, calls } = fetching({ n2: engineWith(4, 300 * 1024) }, [2]);
+    tamper.grow = true;
+    fetcher.kick();
+    await until(() => fetcher.rejected > 0);
+    await clock.advance(0);
+    expect(calls.length).toBeLessThanOrEqual(2);
+    expect(engine.state.missingPayloads).toBe(1);
+    tamper.grow = false;
+    await clock.advance(FETCH_RETRY_MS_MIN);
+    await until(() => engine.state.missingPayloads === 0);
+  });
+
+  it('a kick ends the pause at once: a payload lost while the fetcher backs off is fetched now', async () => {
+    const peers: Record<string, SpoolEngine | 'down'> = {};
+    const { engine, queue, fetcher, unrepaired, clock } = fetching(peers, [3]);
+    fetcher.kick();
+    await passes(clock, UNREPAIRED_PASSES - 1);
+    await until(() => unrepaired.length === 1);
+    // Backing off (no clock advance from here): a peer appears and another payload is lost.
+    peers['n2'] = engineWith(4, 300 * 1024);
+    engine.dropPayload(queue, queue.order.find(4)!);
+    fetcher.kick();
+    await until(() => engine.state.missingPayloads === 0);
+    expect(fetcher.fetched).toBe(2);
+  });
+
+  it('with every peer answering that it lacks the payload, reports how many were asked', async () => {
+    const lacking = engineWith(4, 300 * 1024);
+    lacking.dropPayload(lacking.queue('q')!, lacking.queue('q')!.order.find(1)!);
+    const { fetcher, unrepaired, clock } = fetching({ n2: lacking, n3: lacking }, [1]);
+    fetcher.kick();
+    await passes(clock, UNREPAIRED_PASSES - 1);
+    await until(() => unrepaired.length === 1);
+    expect(unrepaired[0]).toMatchObject({ seq: 1, asked: 2 });
+  });
+
+  it('never reports a payload the peers do not hold at all (behind, or its removal applied there)', async () => {
+    const removed = engineWith(4, 300 * 1024);
+    const queue = removed.queue('q')!;
+    const two = queue.order.find(2)!;
+    removed.apply({ type: 'discard', queueGen: queue.gen, seq: two.seq, gen: two.gen }, T0);
+    const { engine, fetcher, unrepaired, clock } = fetching({ n2: removed, n3: removed }, [2]);
+    fetcher.kick();
+    await passes(clock, UNREPAIRED_PASSES * 2);
+    expect(unrepaired).toEqual([]);
+    expect(engine.state.missingPayloads).toBe(1);
   });
 });

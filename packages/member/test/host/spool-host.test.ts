@@ -1,8 +1,16 @@
 // The spool host on a manual clock: long polls, lease timeouts, tokens, handles, retention,
 // drain, dedup in flight, listings, and the single spool timer.
 
-import { MqError, type SpoolEngine } from '@spoolmq/engine';
+import {
+  MemoryPayloadStore,
+  MqError,
+  PayloadError,
+  SpoolEngine,
+  messageIdOf,
+  resolvePlan,
+} from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';
 import { CursorCodec } from '../../src/host/cursors.js';
 import { PatternCache } from '../../src/host/patterns.js';
@@ -705,5 +713,100 @@ describe('construction', () => {
     ).toThrow(/bounds/);
     expect(TokenKind.Lease).toBe(1);
     expect(new MqError('gone', 'x').status).toBe(410);
+  });
+});
+
+/** A memory store whose reads of the seqs in `bad` fail their checksum (bits flipped on disk). */
+class FlakyPayloads extends MemoryPayloadStore {
+  readonly bad = new Set<number>();
+
+  override read(seq: number, location: number, byteLength: number): Uint8Array {
+    if (this.bad.has(seq)) throw new PayloadError(seq, 'checksum mismatch at 1:0');
+    return super.read(seq, location, byteLength);
+  }
+}
+
+function flakyHost() {
+  const clock = new ManualClock();
+  const payloads = new FlakyPayloads();
+  const engine = SpoolEngine.over(payloads, resolvePlan({}));
+  const lost: number[] = [];
+  const host = new SpoolHost({
+    name: 'default',
+    engine,
+    log: new LocalCommandLog(engine, clock),
+    clock,
+    tokens: new TokenCodec(SECRET, SALT),
+    cursors: new CursorCodec(SECRET, SALT),
+    patterns: new PatternCache(),
+    appliesSynchronously: true,
+    onPayloadLost: (_queue, message) => lost.push(message.seq),
+  });
+  host.openPrimary();
+  return { clock, payloads, engine, host, lost };
+}
+
+describe('a payload this replica cannot read', () => {
+  it('a receive skips its message (unavailable, no retry spent) and gets the next one', async () => {
+    const { payloads, engine, host, lost } = flakyHost();
+    await host.createQueue('q', { maxRetries: 0 });
+    for (let i = 1; i <= 3; i++) await sendOne(host, 'q', bytes(i));
+    payloads.bad.add(1);
+    const delivery = await recvNow(host, 'q');
+    expect(delivery.payload).toEqual(bytes(2));
+    expect(lost).toEqual([1]);
+    const stats = host.stats({ limit: 10 }).stats;
+    expect(stats).toMatchObject({ total: 3, visible: 1, pending: 1, unavailable: 1, releasedTotal: 0 });
+    const listed = host.listMessages('q', { state: 'unavailable', limit: 10, withHandles: false });
+    expect(listed.items.map((m) => [m.id, m.state, m.retries])).toEqual([[messageIdOf(1), 'unavailable', 0]]);
+
+    // The good copy arrives: the message is back in its place, ahead of 3, with its bytes.
+    payloads.bad.delete(1);
+    const queue = engine.queue('q')!;
+    expect(engine.fillPayload(queue.gen, 1, bytes(1))).toBe(true);
+    host.payloadRestored(queue);
+    const again = await recvNow(host, 'q');
+    expect([again.messageId, again.payload, again.retries]).toEqual([messageIdOf(1), bytes(1), 0]);
+    expect(host.stats({ limit: 10 }).stats.unavailable).toBe(0);
+  });
+
+  it('parked receivers get the next message, then the repaired one when it is restored', async () => {
+    const { payloads, engine, host } = flakyHost();
+    await host.createQueue('q', {});
+    const waiting = [host.receive('q', { waitMs: 5000 }), host.receive('q', { waitMs: 5000 })];
+    payloads.bad.add(1);
+    await sendOne(host, 'q', bytes(1));
+    await sendOne(host, 'q', bytes(2));
+    expect((await waiting[0])!.payload).toEqual(bytes(2));
+    payloads.bad.delete(1);
+    const queue = engine.queue('q')!;
+    engine.fillPayload(queue.gen, 1, bytes(1));
+    host.payloadRestored(queue);
+    expect((await waiting[1])!.payload).toEqual(bytes(1));
+  });
+
+  it('the failure head moves on to the next failed message; peek of it answers 503 until repaired', async () => {
+    const { payloads, engine, host, lost } = flakyHost();
+    await host.createQueue('q', { maxRetries: 0 });
+    for (let i = 1; i <= 2; i++) await sendOne(host, 'q', bytes(i));
+    for (let i = 1; i <= 2; i++) await host.nack((await recvNow(host, 'q')).lease);
+    const handle = host.listMessages('q', { limit: 10, withHandles: true }).items[0]!.handle!;
+    const oldHead = host.failureHead('q')!;
+    expect(oldHead.messageId).toBe(messageIdOf(1));
+    payloads.bad.add(1);
+    expect(host.failureHead('q')!.messageId).toBe(messageIdOf(2));
+    expect(lost).toEqual([1]);
+    expect(host.stats({ limit: 10 }).stats).toMatchObject({ failed: 1, unavailable: 1 });
+    const listed = host.listMessages('q', { state: 'unavailable', limit: 10, withHandles: false });
+    expect(listed.items.map((m) => m.id)).toEqual([messageIdOf(1)]);
+    expect(() => host.peek(handle)).toThrow(expect.objectContaining({ kind: 'unavailable' }) as Error);
+    expect(host.failureHead('q')!.messageId).toBe(messageIdOf(2));
+    expect(lost).toEqual([1]); // reads of the copy being fetched are no new failures
+    // Repaired: the head again, and its old failure lease still settles it.
+    payloads.bad.delete(1);
+    engine.fillPayload(engine.queue('q')!.gen, 1, bytes(1));
+    expect(host.failureHead('q')!.messageId).toBe(messageIdOf(1));
+    await host.discard({ lease: oldHead.lease });
+    expect(host.stats({ limit: 10 }).stats).toMatchObject({ failed: 1, unavailable: 0 });
   });
 });

@@ -4,6 +4,7 @@
 // keeps serving the calls a gateway may make.
 
 import { Buffer } from 'node:buffer';
+import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH } from '@spoolmq/gateway';
 import {
@@ -12,6 +13,7 @@ import {
   MessageType,
   RAFT_STREAM_PATH,
   type Refusal,
+  RevokedSerials,
   clientCredentials,
   encodeFrame,
   makeCa,
@@ -37,7 +39,14 @@ async function securityFor(
   };
 }
 
+function withRevocations(security: ClusterSecurity): ClusterSecurity {
+  return security.mode === 'tls' ? { mode: 'tls', tls: { ...security.tls, revoked } } : security;
+}
+
 let member: Member;
+let ca: { cert: string; key: string };
+/** The member's revocation list (empty but for the test that revokes). */
+const revoked = new RevokedSerials();
 const refusals: Refusal[] = [];
 const clients: grpc.Client[] = [];
 let gateway: ClusterSecurity;
@@ -45,7 +54,7 @@ let otherMember: ClusterSecurity;
 let stranger: ClusterSecurity;
 
 beforeAll(async () => {
-  const ca = await makeCa('cluster', NOW_MS);
+  ca = await makeCa('cluster', NOW_MS);
   const foreign = await makeCa('foreign', NOW_MS);
   gateway = await securityFor(ca, 'gateway', 'gw');
   otherMember = await securityFor(ca, 'member', 'n2');
@@ -57,7 +66,7 @@ beforeAll(async () => {
     listen: '127.0.0.1:0',
     storage: new MemoryStorageEngine(),
     raft: FAST_RAFT,
-    security: await securityFor(ca, 'member', 'n1'),
+    security: withRevocations(await securityFor(ca, 'member', 'n1')),
     onRefused: (refusal) => refusals.push(refusal),
     grpcServices: (service) => [memberServiceRegistration(service)],
   });
@@ -141,8 +150,64 @@ describe('a member port under mutual TLS', () => {
     expect(member.meta.node.status().term).toBeLessThan(99);
   });
 
+  it('refuses metadata proposals from a member certificate whose member is not in the cluster', async () => {
+    await member.ready(20_000);
+    const before = refusals.length;
+    expect(await unary(otherMember, propose)).toBe(grpc.status.PERMISSION_DENIED);
+    expect(refusals.slice(before)).toEqual([
+      expect.objectContaining({
+        method: ACCOUNTS_CALL_PATH,
+        identity: { role: 'member', name: 'n2' },
+        reason: 'n2 is not a member of this cluster',
+      }),
+    ]);
+    expect(member.meta.state.keys.size).toBe(0);
+  });
+
+  it('refuses a removed member everything, cutting the streams it holds', async () => {
+    await member.ready(20_000);
+    const removed = await securityFor(ca, 'member', 'n9');
+    expect((await member.meta.propose({ type: 'addMember', id: 'n9', address: '127.0.0.1:1' })).kind).toBe('ok');
+    // While a member, n9 may watch accounts; the stream stays open.
+    const watch = openWatch(removed);
+    await watch.firstAnswer;
+    const before = refusals.length;
+    expect((await member.meta.propose({ type: 'removeMember', id: 'n9' })).kind).toBe('ok');
+    expect(await watch.status).toBe(grpc.status.ABORTED);
+    expect(await stream(removed, ACCOUNTS_WATCH_PATH)).toBe(grpc.status.PERMISSION_DENIED);
+    expect(await unary(removed, propose)).toBe(grpc.status.PERMISSION_DENIED);
+    expect(await raft(removed, 'n9')).toBe(grpc.status.PERMISSION_DENIED);
+    const reasons = refusals.slice(before).map((r) => r.reason);
+    expect(reasons).toHaveLength(4);
+    expect(reasons.every((reason) => reason === 'member n9 was removed from the cluster')).toBe(true);
+  });
+
+  it('refuses a revoked certificate, cutting its open streams, until it is taken off the list', async () => {
+    await member.ready(20_000);
+    const watch = openWatch(gateway);
+    await watch.firstAnswer;
+    revoked.replace([new X509Certificate(gateway.mode === 'tls' ? gateway.tls.cert : '').serialNumber]);
+    expect(await watch.status).toBe(grpc.status.ABORTED);
+    expect(await stream(gateway, ACCOUNTS_WATCH_PATH)).toBe(grpc.status.UNAUTHENTICATED);
+    expect(await stream(gateway, MEMBER_CALLS_PATH, Buffer.alloc(0))).toBe(grpc.status.UNAUTHENTICATED);
+    revoked.replace([]);
+    expect(await stream(gateway, ACCOUNTS_WATCH_PATH)).toBe(true);
+  });
+
   it('still serves: the metadata group leads and the spool opens', async () => {
     await member.ready(20_000);
     expect(member.replica('default')?.isServing()).toBe(true);
   });
 });
+
+/** An accounts watch held open: its first answer, and its final status once it ends. */
+function openWatch(security: ClusterSecurity) {
+  const call = client(security).makeBidiStreamRequest(ACCOUNTS_WATCH_PATH, pass, pass, new grpc.Metadata());
+  const firstAnswer = new Promise<void>((resolve) => call.once('data', () => resolve()));
+  const status = new Promise<grpc.status>((resolve) => {
+    call.on('error', (error: grpc.ServiceError) => resolve(error.code));
+    call.on('status', (s: grpc.StatusObject) => resolve(s.code));
+  });
+  call.on('data', () => undefined);
+  return { firstAnswer, status };
+}

@@ -3,8 +3,8 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import { RemoteSpoolService } from '@spoolmq/gateway';
-import { GrpcTransport } from '@spoolmq/raft';
+import { RemoteSpoolService, insecureCredentials } from '@spoolmq/gateway';
+import { GrpcTransport, INSECURE_CLUSTER } from '@spoolmq/raft';
 import { createLocalService } from '../../src/host/local-service.js';
 import {
   memberServiceRegistration,
@@ -26,7 +26,11 @@ function local(): ReturnType<typeof createLocalService> {
 
 /** Creates a queue and sends and receives one message through a gateway-side service. */
 async function roundTrip(address: string): Promise<void> {
-  const remote = new RemoteSpoolService({ members: { m: address }, probeSpools: [] });
+  const remote = new RemoteSpoolService({
+    members: { m: address },
+    probeSpools: [],
+    credentials: insecureCredentials,
+  });
   cleanups.push(() => remote.close());
   await remote.createQueue('default', 'jobs', {});
   const sent = await remote.send('default', 'jobs', { payload: new Uint8Array([1, 2]), delayMs: 0, wantHandle: false });
@@ -37,7 +41,11 @@ async function roundTrip(address: string): Promise<void> {
 
 describe('member rpc server', () => {
   it('serves standalone on an ephemeral port', async () => {
-    const server = await startMemberRpcServer({ listen: '127.0.0.1:0', service: local() });
+    const server = await startMemberRpcServer({
+      listen: '127.0.0.1:0',
+      service: local(),
+      security: INSECURE_CLUSTER,
+    });
     cleanups.push(() => server.close());
     expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
     await roundTrip(server.address);
@@ -46,7 +54,7 @@ describe('member rpc server', () => {
 
   it('adds itself to an existing grpc.Server', async () => {
     const server = new grpc.Server();
-    const registration = serveSpoolService(server, local());
+    const registration = serveSpoolService(server, local(), { security: INSECURE_CLUSTER });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
         error ? reject(error) : resolve(bound),
@@ -64,6 +72,7 @@ describe('member rpc server', () => {
       listen: '127.0.0.1:0',
       peers: {},
       services: [registration],
+      security: INSECURE_CLUSTER,
     });
     cleanups.push(() => transport.close());
     await roundTrip(transport.address);

@@ -1,6 +1,7 @@
 // The member's side of a gateway stream, driven frame by frame by a raw gRPC client: ids and
 // multiplexing, batching of answers, cancels, releases of orphaned deliveries, and bounds.
 
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { MqError, type Delivery, type SpoolService } from '@spoolmq/engine';
@@ -41,7 +42,13 @@ function serviceOf(handler: (method: string, args: unknown[]) => Promise<unknown
 }
 
 async function member(service: SpoolService, options: MemberRpcOptions = {}): Promise<MemberRpcServer> {
-  const server = await startMemberRpcServer({ listen: '127.0.0.1:0', service, logError: () => undefined, ...options });
+  const server = await startMemberRpcServer({
+    listen: '127.0.0.1:0',
+    service,
+    logError: () => undefined,
+    security: INSECURE_CLUSTER,
+    ...options,
+  });
   cleanups.push(() => server.close());
   return server;
 }

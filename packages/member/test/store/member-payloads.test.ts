@@ -1,6 +1,7 @@
 // Payloads on disk through a whole member: a member with a data directory keeps its spools'
 // payloads in segment files, and a restart on the same directory (after its snapshot was taken
 // and its log truncated) serves every payload byte for byte.
+import { INSECURE_CLUSTER } from '@spoolmq/raft';
 import { readdir, rm } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ async function startMember(dataDir: string): Promise<Member> {
     id: 'n1',
     peers: { n1: '127.0.0.1:0' },
     listen: '127.0.0.1:0',
+    security: INSECURE_CLUSTER,
     dataDir,
     raft: RAFT,
   });

@@ -69,6 +69,27 @@ describe('SegmentStore', () => {
     expect(() => store.read(7, location, 100)).toThrow(/checksum mismatch/);
   });
 
+  it('a record that failed its checksum is dropped by the engine and replaced by a fetched copy', () => {
+    const store = open(1 << 20);
+    const engine = SpoolEngine.over(store);
+    const settings = resolveSettings({}, engine.plan);
+    if (settings instanceof Error) throw settings;
+    engine.apply({ type: 'createQueue', name: 'q', settings }, 1);
+    const queueGen = engine.queue('q')!.gen;
+    engine.apply({ type: 'send', queueGen, delayMs: 0, dedupKey: null, payload: payloadOf(1) }, 1);
+    const message = engine.queue('q')!.order.find(1)!;
+    const fd = openSync(join(dir, segmentFiles()[0]!), 'r+');
+    writeSync(fd, Buffer.from([0xff ^ payloadOf(1)[3]!]), 0, 1, RECORD_HEADER_BYTES + 3);
+    closeSync(fd);
+    expect(() => engine.payloadOf(message)).toThrow(/checksum mismatch/);
+    engine.dropPayload(engine.queue('q')!, message);
+    expect(store.stats().liveRecords).toBe(0);
+    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.fillPayload(queueGen, 1, payloadOf(1))).toBe(true);
+    expect(engine.payloadOf(message)).toEqual(payloadOf(1));
+    expect(store.stats().liveRecords).toBe(1);
+  });
+
   it('refuses a record of another message or length (a stale location)', () => {
     const store = open(1 << 20);
     const location = store.append(7, payloadOf(7));

@@ -36,6 +36,12 @@ function serial(): string {
   return hex.replace(/^[89a-f]/, '7');
 }
 
+/** The CA's private key, for signing only. */
+function signingKeyOf(ca: PemPair): Promise<webcrypto.CryptoKey> {
+  const der = x509.PemConverter.decodeFirst(ca.key);
+  return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, false, ['sign']);
+}
+
 /** A new self-signed CA named `name`, valid from `nowMs` for CA_VALIDITY_DAYS. */
 export async function makeCa(name: string, nowMs: number): Promise<PemPair> {
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
@@ -74,13 +80,7 @@ export async function makeLeaf(
 ): Promise<PemPair> {
   const uri = identityUri(identity);
   const caCert = new x509.X509Certificate(ca.cert);
-  const caKey = await webcrypto.subtle.importKey(
-    'pkcs8',
-    x509.PemConverter.decodeFirst(ca.key),
-    ALGORITHM,
-    false,
-    ['sign'],
-  );
+  const caKey = await signingKeyOf(ca);
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
     'sign',
     'verify',
@@ -109,4 +109,82 @@ export async function makeLeaf(
     ],
   });
   return { cert: cert.toString('pem'), key: await exportKey(keys.privateKey) };
+}
+
+/** Why a certificate was revoked (RFC 5280's reason codes that apply here). */
+export type RevocationReason = 'keyCompromise' | 'superseded' | 'cessationOfOperation';
+
+/** One revoked certificate: its serial number (hex), when and why it was revoked. */
+export interface RevocationEntry {
+  readonly serial: string;
+  readonly revokedAtMs: number;
+  readonly reason: RevocationReason;
+}
+
+const REASON_CODES: Readonly<Record<RevocationReason, number>> = {
+  keyCompromise: 1,
+  superseded: 4,
+  cessationOfOperation: 5,
+};
+
+/**
+ * The CA's revocation list naming `entries`, signed by `ca`, issued at `nowMs`. Its next update
+ * is as far off as the CA's validity: processes reload the file when it changes, they do not
+ * fetch it on a schedule. (It is also there because parsers, this library's included, misread a
+ * CRL without one.)
+ */
+export async function makeCrl(
+  ca: PemPair,
+  entries: readonly RevocationEntry[],
+  nowMs: number,
+): Promise<string> {
+  const caCert = new x509.X509Certificate(ca.cert);
+  const caKey = await signingKeyOf(ca);
+  const crl = await x509.X509CrlGenerator.create({
+    issuer: caCert.subject,
+    thisUpdate: new Date(nowMs),
+    nextUpdate: new Date(nowMs + CA_VALIDITY_DAYS * DAY_MS),
+    signingAlgorithm: ALGORITHM,
+    signingKey: caKey as never,
+    // Every entry carries its reason: an entry with no extension at all is written as an empty
+    // extension list, which RFC 5280 forbids and parsers (this library's included) reject.
+    entries: entries.map((entry) => ({
+      serialNumber: entry.serial,
+      revocationDate: new Date(entry.revokedAtMs),
+      reason: REASON_CODES[entry.reason],
+    })),
+  });
+  // OpenSSL and most tools want the label X509 CRL (RFC 7468), not the library's CRL.
+  return x509.PemConverter.encode(crl.rawData, 'X509 CRL');
+}
+
+/**
+ * The entries of a PEM CRL after checking that `caPem` issued and signed it. Throws Error with
+ * one sentence when it does not parse, names another issuer or its signature does not verify:
+ * a list nobody can vouch for must not silently revoke (or un-revoke) anything.
+ */
+export async function readCrl(crlPem: string, caPem: string): Promise<RevocationEntry[]> {
+  let crl: x509.X509Crl;
+  try {
+    crl = new x509.X509Crl(crlPem);
+  } catch (error) {
+    throw new Error(`not a certificate revocation list (PEM): ${(error as Error).message}`);
+  }
+  const caCert = new x509.X509Certificate(caPem);
+  if (crl.issuer !== caCert.subject) {
+    throw new Error(`the revocation list was issued by "${crl.issuer}", not by the cluster's CA`);
+  }
+  if (!(await crl.verify({ publicKey: caCert }))) {
+    throw new Error("the revocation list's signature is not the cluster CA's");
+  }
+  return crl.entries.map((entry) => ({
+    serial: entry.serialNumber,
+    revokedAtMs: entry.revocationDate.getTime(),
+    reason: reasonOf(entry.reason),
+  }));
+}
+
+function reasonOf(code: number | undefined): RevocationReason {
+  const found = Object.entries(REASON_CODES).find(([, value]) => value === code);
+  return found === undefined ? 'cessationOfOperation' : (found[0] as RevocationReason);
 }

@@ -11,6 +11,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import type { RevokedSerials } from './revocation.js';
 
 export type PeerRole = 'member' | 'gateway';
 
@@ -19,11 +20,15 @@ export interface PeerIdentity {
   readonly name: string;
 }
 
-/** PEM bytes of the cluster CA's certificate and of this process's certificate and key. */
+/**
+ * PEM bytes of the cluster CA's certificate and of this process's certificate and key, and the
+ * serial numbers of the CA's certificates that are revoked (none when absent).
+ */
 export interface ClusterTls {
   readonly ca: Buffer;
   readonly cert: Buffer;
   readonly key: Buffer;
+  readonly revoked?: RevokedSerials;
 }
 
 /** Mutual TLS with `tls`, or no transport security at all (an explicit choice). */
@@ -101,9 +106,12 @@ export function clientCredentials(
   memberId: string | null,
 ): grpc.ChannelCredentials {
   if (security.mode === 'insecure') return grpc.credentials.createInsecure();
-  const { ca, cert, key } = security.tls;
+  const { ca, cert, key, revoked } = security.tls;
   return grpc.credentials.createSsl(ca, key, cert, {
     checkServerIdentity: (_host, peer) => {
+      if (revoked?.has(peer.serialNumber) === true) {
+        return new Error(`the server's certificate (serial ${peer.serialNumber}) is revoked`);
+      }
       const identity = identityOfAltNames(peer.subjectaltname);
       if (identity?.role === 'member' && (memberId === null || identity.name === memberId)) {
         return undefined;
@@ -129,12 +137,24 @@ export function clusterChannelOptions(security: ClusterSecurity): Record<string,
  * the certificate lacks the URI) or the server is insecure.
  */
 export function callerIdentity(call: CallWithAuthContext): PeerIdentity | null {
+  return callerCertificate(call)?.identity ?? null;
+}
+
+/** The identity and serial number of a call's verified peer certificate (null: none). */
+export function callerCertificate(
+  call: CallWithAuthContext,
+): { readonly identity: PeerIdentity | null; readonly serial: string | undefined } | null {
   const certificate = call.getAuthContext?.()?.sslPeerCertificate;
   if (certificate === undefined || certificate === null) return null;
-  return identityOfAltNames(certificate.subjectaltname);
+  return {
+    identity: identityOfAltNames(certificate.subjectaltname),
+    serial: certificate.serialNumber,
+  };
 }
 
 /** What grpc-js 1.14's server calls offer (its AuthContext type is not exported). */
 export interface CallWithAuthContext {
-  getAuthContext?: () => { sslPeerCertificate?: { subjectaltname?: string } | null } | null;
+  getAuthContext?: () => {
+    sslPeerCertificate?: { subjectaltname?: string; serialNumber?: string } | null;
+  } | null;
 }

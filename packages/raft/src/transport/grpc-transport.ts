@@ -7,7 +7,6 @@ import * as grpc from '@grpc/grpc-js';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
 import {
   type ClusterSecurity,
-  INSECURE_CLUSTER,
   type PeerIdentity,
   callerIdentity,
   serverCredentials,
@@ -16,7 +15,7 @@ import { raiseReceiveWindows } from './flow-control.js';
 import { type FrameBatch, decodeFrame } from './message-codec.js';
 import { PeerLink, type PeerLinkLimits, type PeerLinkStats } from './peer-link.js';
 import { RAFT_SERVICE } from './raft-service.js';
-import { type Refusal, type ServiceAccess, guardService } from './service-guard.js';
+import { type Admission, CallGuard, type Refusal, type ServiceAccess } from './service-guard.js';
 
 /** Another gRPC service to serve on the transport's port. */
 export interface GrpcServiceRegistration {
@@ -36,10 +35,18 @@ export interface GrpcTransportOptions extends Partial<PeerLinkLimits> {
   /** Peers' `host:port` by id; an entry for `selfId` is ignored. Change with `setPeers`. */
   readonly peers: Readonly<Record<NodeId, string>>;
   readonly services?: readonly GrpcServiceRegistration[];
-  /** Mutual TLS on the port and on every link (default: insecure, for tests). */
-  readonly security?: ClusterSecurity;
+  /**
+   * Mutual TLS on the port and on every link, or INSECURE_CLUSTER said out loud: no default, so
+   * no library user runs an open port by leaving it out.
+   */
+  readonly security: ClusterSecurity;
   /** Told of every refused call or forged message (a peer without the right to it). */
   readonly onRefused?: (refusal: Refusal) => void;
+  /**
+   * The owner's rule past the role and the revocation list (e.g. a member refuses members the
+   * cluster removed); `recheckCalls` applies a change to the calls already open.
+   */
+  readonly admits?: Admission;
 }
 
 export interface GrpcTransportStats {
@@ -74,6 +81,8 @@ export class GrpcTransport implements Transport {
   private flushScheduled = false;
   private handler: Handler | null = null;
   private closed = false;
+  private guard: CallGuard | null = null;
+  private stopWatchingRevocations: () => void = () => undefined;
   private counters = {
     receivedFrames: 0,
     receivedMessages: 0,
@@ -110,7 +119,7 @@ export class GrpcTransport implements Transport {
       reconnectBackoffMsMax: options.reconnectBackoffMsMax ?? DEFAULT_LIMITS.reconnectBackoffMsMax,
     };
     checkLimits(limits);
-    const security = options.security ?? INSECURE_CLUSTER;
+    const security = options.security;
     const server = new grpc.Server({
       'grpc.max_receive_message_length': limits.messageBytesMax,
       'grpc.max_send_message_length': limits.messageBytesMax,
@@ -138,16 +147,32 @@ export class GrpcTransport implements Transport {
       },
       ...(options.services ?? []),
     ];
+    const guard = new CallGuard(security, (r) => transport.refused(r), options.admits);
+    transport.guard = guard;
     for (const service of services) {
-      server.addService(
-        service.definition,
-        guardService(service.definition, service.implementation, service.access, security, (r) =>
-          transport.refused(r),
-        ),
-      );
+      const { definition, implementation, access } = service;
+      server.addService(definition, guard.wrap(definition, implementation, access));
     }
     transport.setPeers(options.peers);
+    // A revoked member may still hold our outgoing streams: they are dialled again, and the
+    // handshake checks the server's certificate against the new list.
+    const revoked = security.mode === 'tls' ? security.tls.revoked : undefined;
+    transport.stopWatchingRevocations = revoked?.onChange(() => transport.relink()) ?? (() => {});
     return transport;
+  }
+
+  /** Cuts the open calls the owner's rule refuses now (after it changed). */
+  recheckCalls(): void {
+    this.guard?.recheck();
+  }
+
+  /** Closes every link and dials every peer again. */
+  private relink(): void {
+    if (this.closed) return;
+    const peers: Record<NodeId, string> = {};
+    for (const [id, link] of this.links) peers[id] = link.address;
+    this.setPeers({});
+    this.setPeers(peers);
   }
 
   /** Queues messages (each addressed by `to`) for the next flush. Never throws, never blocks. */
@@ -195,6 +220,8 @@ export class GrpcTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopWatchingRevocations();
+    this.guard?.close();
     for (const link of this.links.values()) link.close();
     this.links.clear();
     this.dirty.clear();

@@ -7,7 +7,6 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   type ClusterSecurity,
-  INSECURE_CLUSTER,
   clientCredentials,
   clusterChannelOptions,
 } from './cluster-security.js';
@@ -78,7 +77,7 @@ export class PeerLink {
     readonly address: string,
     private readonly selfId: NodeId,
     private readonly limits: PeerLinkLimits,
-    security: ClusterSecurity = INSECURE_CLUSTER,
+    security: ClusterSecurity,
   ) {
     this.backoffMs = limits.reconnectBackoffMsMin;
     this.client = new grpc.Client(address, clientCredentials(security, peer), {

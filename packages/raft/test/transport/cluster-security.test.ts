@@ -1,7 +1,14 @@
 import { Buffer } from 'node:buffer';
+import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeCa, makeLeaf, type PemPair } from '../../src/transport/cluster-certs.js';
+import {
+  makeCa,
+  makeCrl,
+  makeLeaf,
+  type PemPair,
+  readCrl,
+} from '../../src/transport/cluster-certs.js';
 import {
   type ClusterSecurity,
   type PeerIdentity,
@@ -12,7 +19,8 @@ import {
 import { GrpcTransport } from '../../src/transport/grpc-transport.js';
 import { encodeFrame } from '../../src/transport/message-codec.js';
 import { RAFT_STREAM_PATH } from '../../src/transport/raft-service.js';
-import type { Refusal } from '../../src/transport/service-guard.js';
+import { RevokedSerials } from '../../src/transport/revocation.js';
+import type { Admission, Refusal } from '../../src/transport/service-guard.js';
 import { MessageType, type GroupId, type Message } from '../../src/types.js';
 
 const NOW_MS = Date.UTC(2026, 10, 25);
@@ -32,12 +40,14 @@ let ca: PemPair;
 let otherCa: PemPair;
 const leaves = new Map<string, PemPair>();
 
-function security(name: string, authority: PemPair = ca): ClusterSecurity {
+function security(name: string, authority: PemPair = ca, revoked?: RevokedSerials): ClusterSecurity {
   const leaf = leaves.get(name)!;
-  return {
-    mode: 'tls',
-    tls: { ca: Buffer.from(authority.cert), cert: Buffer.from(leaf.cert), key: Buffer.from(leaf.key) },
-  };
+  const tls = { ca: Buffer.from(authority.cert), cert: Buffer.from(leaf.cert), key: Buffer.from(leaf.key) };
+  return { mode: 'tls', tls: revoked === undefined ? tls : { ...tls, revoked } };
+}
+
+function serialOf(name: string): string {
+  return new X509Certificate(leaves.get(name)!.cert).serialNumber;
 }
 
 beforeAll(async () => {
@@ -74,14 +84,20 @@ describe('GrpcTransport under mutual TLS', () => {
     for (const transport of started.splice(0)) await transport.close();
   });
 
-  async function start(selfId: string, certName = selfId, authority = ca) {
+  async function start(
+    selfId: string,
+    certName = selfId,
+    authority = ca,
+    extra: { revoked?: RevokedSerials; admits?: Admission } = {},
+  ) {
     const refusals: Refusal[] = [];
     const transport = await GrpcTransport.start({
       selfId,
       listen: '127.0.0.1:0',
       peers: {},
-      security: security(certName, authority),
+      security: security(certName, authority, extra.revoked),
       onRefused: (refusal) => refusals.push(refusal),
+      ...(extra.admits === undefined ? {} : { admits: extra.admits }),
     });
     started.push(transport);
     const received: Array<{ group: GroupId; message: Message }> = [];
@@ -183,5 +199,114 @@ describe('GrpcTransport under mutual TLS', () => {
     const code = await sendRaw(b.transport.address, clientCredentials(security('c'), 'a'), vote('c', 'a', 1));
     expect(code).toBe(grpc.status.UNAVAILABLE);
     expect(b.received).toEqual([]);
+  });
+
+  /**
+   * Sends `message` again every 20 ms until `condition` holds: a message written to a stream the
+   * other side has just cut is lost (as Raft allows), and the link dials again on the next one.
+   */
+  async function sendUntil(
+    transport: GrpcTransport,
+    message: Message,
+    condition: () => boolean,
+    what: string,
+  ): Promise<void> {
+    for (let sent = 0; !condition(); sent++) {
+      if (sent === 500) throw new Error(`timed out waiting for ${what}`);
+      transport.send('meta', [message]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** a and b linked to each other, a's first message delivered to b. */
+  async function linkedPair(bExtra: { revoked?: RevokedSerials; admits?: Admission }) {
+    const a = await start('a');
+    const b = await start('b', 'b', ca, bExtra);
+    const peers = { a: a.transport.address, b: b.transport.address };
+    a.transport.setPeers(peers);
+    b.transport.setPeers(peers);
+    a.transport.send('meta', [vote('a', 'b', 1)]);
+    await waitFor(() => b.received.length === 1, 'the first message');
+    return { a, b };
+  }
+
+  it('refuses a revoked certificate, cutting its open stream when the list changes', async () => {
+    const revoked = new RevokedSerials();
+    const { a, b } = await linkedPair({ revoked });
+    revoked.replace([serialOf('a')]);
+    await waitFor(() => b.refusals.length >= 1, 'the open stream cut');
+    expect(b.refusals[0]).toMatchObject({ identity: { role: 'member', name: 'a' } });
+    expect(b.refusals[0]!.reason).toMatch(/revoked/);
+    // a dials again; every new stream is refused, and nothing more reaches b's Raft.
+    await sendUntil(a.transport, vote('a', 'b', 2), () => b.refusals.length >= 2, 'a new stream refused');
+    expect(b.received.map((r) => r.message.term)).toEqual([1]);
+    // A raw client with a's certificate is told why.
+    const code = await sendRaw(b.transport.address, clientCredentials(security('a'), 'b'), vote('a', 'b', 3));
+    expect(code).toBe(grpc.status.UNAUTHENTICATED);
+    // Taken off the list, a is heard again.
+    revoked.replace([]);
+    await sendUntil(a.transport, vote('a', 'b', 4), () => b.received.length >= 2, 'a heard again');
+    expect(b.received[1]!.message.term).toBe(4);
+  });
+
+  it("never sends to a member whose server certificate is revoked", async () => {
+    const revoked = new RevokedSerials();
+    const b = await start('b');
+    const code = await sendRaw(
+      b.transport.address,
+      clientCredentials(security('c', ca, revoked), 'b'),
+      vote('c', 'b', 1),
+    );
+    expect(code).toBe(grpc.status.OK);
+    revoked.replace([serialOf('b')]);
+    const refused = await sendRaw(
+      b.transport.address,
+      clientCredentials(security('c', ca, revoked), 'b'),
+      vote('c', 'b', 2),
+    );
+    expect(refused).toBe(grpc.status.UNAVAILABLE);
+  });
+
+  it("applies the owner's rule to new calls and, on recheck, to open ones", async () => {
+    const removed = new Set<string>();
+    const admits: Admission = (identity, method) =>
+      method === RAFT_STREAM_PATH &&
+      removed.has(identity.name) ? `member ${identity.name} was removed from the cluster` : null;
+    const { a, b } = await linkedPair({ admits });
+    removed.add('a');
+    a.transport.send('meta', [vote('a', 'b', 2)]);
+    // Not yet rechecked: the open stream still carries a's messages.
+    await waitFor(() => b.received.length === 2, 'delivery on the open stream');
+    b.transport.recheckCalls();
+    expect(b.refusals).toEqual([
+      expect.objectContaining({ identity: { role: 'member', name: 'a' }, reason: expect.stringMatching(/removed/) }),
+    ]);
+    await sendUntil(a.transport, vote('a', 'b', 3), () => b.refusals.length >= 2, 'a new stream refused');
+    expect(b.received.map((r) => r.message.term)).toEqual([1, 2]);
+  });
+});
+
+describe('revocation lists made by mq certs', () => {
+  it('carry the revoked serials, signed by the CA', async () => {
+    const serial = serialOf('gw');
+    const pem = await makeCrl(ca, [{ serial, revokedAtMs: NOW_MS, reason: 'keyCompromise' as const }], NOW_MS);
+    const entries = await readCrl(pem, ca.cert);
+    expect(entries).toEqual([{ serial: serial.toLowerCase(), revokedAtMs: NOW_MS, reason: 'keyCompromise' as const }]);
+    const list = new RevokedSerials();
+    list.replace(entries.map((entry) => entry.serial));
+    expect(list.has(serial)).toBe(true);
+    expect(list.has(serialOf('a'))).toBe(false);
+  });
+
+  it('are refused when another CA signed them or the bytes were changed', async () => {
+    const foreign = await makeCrl(otherCa, [{ serial: serialOf('a'), revokedAtMs: NOW_MS, reason: 'keyCompromise' as const }], NOW_MS);
+    await expect(readCrl(foreign, ca.cert)).rejects.toThrow(/not by the cluster's CA/);
+    const ours = await makeCrl(ca, [{ serial: serialOf('a'), revokedAtMs: NOW_MS, reason: 'keyCompromise' as const }], NOW_MS);
+    await expect(readCrl('garbage', ca.cert)).rejects.toThrow(/not a certificate revocation list/);
+    const body = ours.split('\n');
+    const line = body[2]!;
+    const flipped = line.slice(0, 10) + (line[10] === 'A' ? 'B' : 'A') + line.slice(11);
+    const tampered = [...body.slice(0, 2), flipped, ...body.slice(3)].join('\n');
+    await expect(readCrl(tampered, ca.cert)).rejects.toThrow();
   });
 });

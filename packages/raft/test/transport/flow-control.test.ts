@@ -1,3 +1,4 @@
+import { INSECURE_CLUSTER } from '../../src/transport/cluster-security.js';
 import http2 from 'node:http2';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RECEIVE_WINDOW_BYTES } from '../../src/transport/flow-control.js';
@@ -24,7 +25,12 @@ function advertisedWindow(session: http2.ClientHttp2Session): Promise<number> {
 
 describe('raiseReceiveWindows', () => {
   it('advertises the raised per-stream receive window to every peer that connects', async () => {
-    transport = await GrpcTransport.start({ selfId: 'n1', listen: '127.0.0.1:0', peers: {} });
+    transport = await GrpcTransport.start({
+      selfId: 'n1',
+      listen: '127.0.0.1:0',
+      peers: {},
+      security: INSECURE_CLUSTER,
+    });
     client = http2.connect(`http://${transport.address}`);
     client.on('error', () => undefined);
     expect(await advertisedWindow(client)).toBe(RECEIVE_WINDOW_BYTES);

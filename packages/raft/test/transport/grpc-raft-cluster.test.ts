@@ -2,6 +2,7 @@
 // 127.0.0.1). Proposals commit on all three members; a member restarted from its directory on
 // its old address recovers its log and catches up; snapshots and compaction go through disk.
 
+import { INSECURE_CLUSTER } from '../../src/transport/cluster-security.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,7 +68,12 @@ describe('RaftNode over LevelStorageEngine and GrpcTransport', () => {
     peers: Record<NodeId, string>,
   ): Promise<Member> {
     const engine = await LevelStorageEngine.open(directory);
-    const transport = await GrpcTransport.start({ selfId: id, listen, peers });
+    const transport = await GrpcTransport.start({
+      selfId: id,
+      listen,
+      peers,
+      security: INSECURE_CLUSTER,
+    });
     const router = new GroupRouter(transport);
     const machine = new LogMachine();
     const node = await RaftNode.start({

@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { INSECURE_CLUSTER } from '../../src/transport/cluster-security.js';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GrpcTransport, type GrpcTransportOptions } from '../../src/transport/grpc-transport.js';
@@ -29,7 +30,13 @@ describe('GrpcTransport', () => {
   });
 
   async function member(selfId: NodeId, options: Partial<GrpcTransportOptions> = {}): Promise<Member> {
-    const transport = await GrpcTransport.start({ selfId, listen: '127.0.0.1:0', peers: {}, ...options });
+    const transport = await GrpcTransport.start({
+      selfId,
+      listen: '127.0.0.1:0',
+      peers: {},
+      security: INSECURE_CLUSTER,
+      ...options,
+    });
     started.push(transport);
     const received: Member['received'] = [];
     transport.onMessage((group, message) => received.push({ group, message }));

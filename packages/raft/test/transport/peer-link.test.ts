@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { INSECURE_CLUSTER } from '../../src/transport/cluster-security.js';
 import { GrpcTransport } from '../../src/transport/grpc-transport.js';
 import { PeerLink, messageBytesEstimate, type PeerLinkLimits } from '../../src/transport/peer-link.js';
 import { EntryType, MessageType, type Message } from '../../src/types.js';
@@ -41,7 +42,13 @@ describe('PeerLink', () => {
   });
 
   it('drops the oldest messages past the bounds, keeping at least the newest one', () => {
-    const byBytes = new PeerLink('b', '127.0.0.1:1', 'a', { ...limits, queueMessagesMax: 100, queueBytesMax: 2500 });
+    const byBytes = new PeerLink(
+      'b',
+      '127.0.0.1:1',
+      'a',
+      { ...limits, queueMessagesMax: 100, queueBytesMax: 2500 },
+      INSECURE_CLUSTER,
+    );
     cleanup.push(() => byBytes.close());
     for (let i = 0; i < 5; i++) byBytes.enqueue('g', append(1000));
     expect(byBytes.stats().queuedMessages).toBe(2);
@@ -52,16 +59,26 @@ describe('PeerLink', () => {
 
   it('holds messages while the peer is down and sends the newest ones once it is up', async () => {
     // Take a free port, then leave it unbound while the link queues.
-    const probe = await GrpcTransport.start({ selfId: 'b', listen: '127.0.0.1:0', peers: {} });
+    const probe = await GrpcTransport.start({
+      selfId: 'b',
+      listen: '127.0.0.1:0',
+      peers: {},
+      security: INSECURE_CLUSTER,
+    });
     const address = probe.address;
     await probe.close();
-    const link = new PeerLink('b', address, 'a', limits);
+    const link = new PeerLink('b', address, 'a', limits, INSECURE_CLUSTER);
     cleanup.push(() => link.close());
     for (let term = 1; term <= 5; term++) link.enqueue('g', ping(term));
     link.flush();
     expect(link.stats().sentMessages).toBe(0);
 
-    const peer = await GrpcTransport.start({ selfId: 'b', listen: address, peers: {} });
+    const peer = await GrpcTransport.start({
+      selfId: 'b',
+      listen: address,
+      peers: {},
+      security: INSECURE_CLUSTER,
+    });
     cleanup.push(() => peer.close());
     const terms: number[] = [];
     peer.onMessage((_group, message) => terms.push(message.term));

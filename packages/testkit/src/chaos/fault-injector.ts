@@ -1,6 +1,6 @@
 // Applies the fault episodes of a schedule to a real cluster: process faults through the
 // ProcessCluster (SIGKILL, SIGSTOP/SIGCONT, data directory wiped, bad bytes in stored log
-// entries: see bad-bytes.ts), network faults through the
+// entries and payload records: see bad-bytes.ts), network faults through the
 // ProxyMesh on every link. `inject` starts an episode and hands back how to end it; `recover`
 // restarts, continues or heals. A PRIMARY target is resolved when the episode starts.
 //
@@ -14,7 +14,7 @@
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import { metricSamples } from '../cluster/metrics-text.js';
 import type { ProcessCluster } from '../cluster/process-cluster.js';
-import { corruptStoredEntries } from './bad-bytes.js';
+import { corruptPayloadRecords, corruptStoredEntries } from './bad-bytes.js';
 import { Prng } from './prng.js';
 import type { ProxyMesh } from './proxy-mesh.js';
 import { FAULT_KINDS, PRIMARY, type FaultEpisode, type FaultKind } from './schedule.js';
@@ -32,6 +32,8 @@ export type FaultCounts = Record<FaultKind, number>;
 
 /** Log entries a `corrupt` episode flips a bit in. */
 const CORRUPTED_ENTRIES = 4;
+/** Payload records a `corrupt` episode flips a bit in. */
+const CORRUPTED_PAYLOADS = 4;
 
 /** How long a wiped member has to be rebuilt from the others. */
 export const REBUILD_TIMEOUT_MS = 60_000;
@@ -89,11 +91,13 @@ export class FaultInjector {
         if (node.dataDir === undefined) throw new Error(`${node.label} has no data directory`);
         const prng = new Prng(episode.index + 1);
         const { entries } = await corruptStoredEntries(node.dataDir, prng, CORRUPTED_ENTRIES);
+        const { records } = await corruptPayloadRecords(node.dataDir, prng, CORRUPTED_PAYLOADS);
         const recover = async (): Promise<void> => {
           await node.start();
           await this.waitRebuilt(node);
         };
-        return { kind, label: `corrupt ${member} ${entries.join(',')}`, recover };
+        const label = `corrupt ${member} ${[...entries, ...records].join(',')}`;
+        return { kind, label, recover };
       }
       case 'pause': {
         const node = this.cluster.memberById(await this.resolve(episode.member, episode.index));

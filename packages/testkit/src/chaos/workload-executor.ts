@@ -70,8 +70,27 @@ export function workloadClient(target: WorkloadTarget, spool: string): MqClient 
     apiKey: target.apiKey,
     spool,
     sendRetry: { retries: 0 },
-    ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
+    fetch: boundedFetch(target.fetch ?? globalThis.fetch),
   });
+}
+
+/**
+ * Past this, a request of the harness is abandoned as unanswered: longer than any long poll the
+ * workload issues plus the gateway's own bounds, so it never cuts an answer that is coming.
+ */
+export const HARNESS_REQUEST_BOUND_MS = 120_000;
+
+/**
+ * `inner` with every request bounded by HARNESS_REQUEST_BOUND_MS besides its own signal: the
+ * drain and the final listing pass none, and a request that never completes (a 10-minute run
+ * once waited forever after its faults) must end the run with an error, not hang it.
+ */
+function boundedFetch(inner: FetchFn): FetchFn {
+  return (input, init) => {
+    const bound = AbortSignal.timeout(HARNESS_REQUEST_BOUND_MS);
+    const signal = init.signal == null ? bound : AbortSignal.any([init.signal, bound]);
+    return inner(input, { ...init, signal });
+  };
 }
 
 /**

@@ -1,9 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PayloadError } from '@spoolmq/engine';
+import { PayloadCache, SegmentStore } from '@spoolmq/member';
 import { EntryType, LevelStorageEngine } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corruptStoredEntries } from '../../src/chaos/bad-bytes.js';
+import { corruptPayloadRecords, corruptStoredEntries } from '../../src/chaos/bad-bytes.js';
 import { Prng } from '../../src/chaos/prng.js';
 
 const directories: string[] = [];
@@ -56,5 +58,52 @@ describe('corruptStoredEntries', () => {
     } finally {
       await engine.close();
     }
+  });
+});
+
+describe('corruptPayloadRecords', () => {
+  it('flips bits in payload records that the segment store finds on read; the rest read back', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'mq-bad-payloads-'));
+    directories.push(directory);
+    const payloadOf = (seq: number): Uint8Array => Uint8Array.from({ length: 50 + seq }, (_, i) => (seq + i) & 0xff);
+    const written = new Map<string, { store: string; seq: number; location: number }[]>();
+    for (const group of ['spool:a#1', 'spool:b#2']) {
+      const dir = join(directory, 'payloads', encodeURIComponent(group));
+      const store = SegmentStore.open({ dir, cache: new PayloadCache(0), segmentBytesMax: 1024 });
+      const records = [];
+      for (let seq = 1; seq <= 20; seq++) records.push({ store: dir, seq, location: store.append(seq, payloadOf(seq)) });
+      await store.sync();
+      await store.close();
+      written.set(group, records);
+    }
+
+    const { records: changed } = await corruptPayloadRecords(directory, new Prng(11), 5);
+    expect(changed).toHaveLength(5);
+    expect(new Set(changed).size).toBe(5);
+
+    let failed = 0;
+    for (const [group, records] of written) {
+      const store = SegmentStore.open({ dir: records[0]!.store, cache: new PayloadCache(0) });
+      try {
+        for (const { seq, location } of records) {
+          const hit = changed.some((name) => name.startsWith(`${group}/`) && name.endsWith(`@${seq}`));
+          if (hit) {
+            expect(() => store.read(seq, location, payloadOf(seq).byteLength)).toThrow(PayloadError);
+            failed++;
+          } else {
+            expect(store.read(seq, location, payloadOf(seq).byteLength)).toEqual(payloadOf(seq));
+          }
+        }
+      } finally {
+        await store.close();
+      }
+    }
+    expect(failed).toBe(5);
+  });
+
+  it('finds nothing to corrupt in a member without payloads', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'mq-bad-payloads-'));
+    directories.push(directory);
+    expect(await corruptPayloadRecords(directory, new Prng(1), 3)).toEqual({ records: [] });
   });
 });

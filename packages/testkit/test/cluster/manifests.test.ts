@@ -89,6 +89,7 @@ describe('docker-compose.yml', () => {
         caFile: '/certs/ca.crt',
         certFile: `/certs/member-${options.id}.crt`,
         keyFile: `/certs/member-${options.id}.key`,
+        crlFile: null,
       });
       expect(service['depends_on']).toEqual({ certs: { condition: 'service_completed_successfully' } });
     }
@@ -167,6 +168,8 @@ describe('deploy/kubernetes', () => {
         caFile: '/etc/mq/tls/ca.crt',
         certFile: `/etc/mq/tls/member-${pod}.crt`,
         keyFile: `/etc/mq/tls/member-${pod}.key`,
+        // The CA's revocation list from the same Secret, re-read when the Secret changes.
+        crlFile: '/etc/mq/tls/revoked.crl',
       });
       expect(memberContainer['volumeMounts']).toContainEqual(
         expect.objectContaining({ name: 'cluster-tls', mountPath: '/etc/mq/tls' }),
