@@ -6,7 +6,7 @@
 // does, and each step is logged here. Messages from peers that contradict the member's log are
 // dropped and logged, never fatal.
 
-import type { RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
+import type { BallastEvent, RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
 import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
@@ -19,6 +19,8 @@ export interface GroupFailureWatch {
     readonly onGroupFailure: (group: string, error: Error) => void;
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
     readonly onTornTail: (report: TornTailReport) => void;
+    readonly onHardStateRestored: (group: string) => void;
+    readonly onDiskBallast: (event: BallastEvent) => void;
     readonly onStorageRecovery: (event: RecoveryEvent) => void;
     readonly onPayloadUnrepaired: (report: UnrepairedPayload) => void;
   };
@@ -48,7 +50,16 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
         }
         logTornTail(logger, report);
       },
+      onHardStateRestored: (group) => {
+        logger?.error(
+          { group },
+          `raft group ${group}: the hard state record failed its checksum (bad bytes on disk); ` +
+            'term, vote and damage mark were restored from its copy and the record rewritten ' +
+            '(mq_member_storage_hard_states_restored_total)',
+        );
+      },
       onStorageRecovery: (event) => logRecovery(logger, event),
+      onDiskBallast: (event) => logBallast(logger, event),
       onPayloadUnrepaired: (report) => logUnrepaired(logger, report),
     },
   };
@@ -86,6 +97,33 @@ function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
     );
   } else {
     logger?.warn({ group, from, count, reason }, `raft group ${group}: dropped a stale log tail`);
+  }
+}
+
+/** One line per release (warn) and rewrite (info) of the disk ballast; a failed rewrite warns. */
+function logBallast(logger: Logger | undefined, event: BallastEvent): void {
+  const fields = { event: `disk_ballast_${event.kind}` };
+  switch (event.kind) {
+    case 'released':
+      logger?.warn(
+        { ...fields, bytes: event.bytes, freeBytes: event.freeBytes },
+        `data volume nearly full (${event.freeBytes} bytes free): deleted the ` +
+          `${event.bytes}-byte disk ballast so storage can open and consumers drain; ` +
+          'free space on the volume',
+      );
+      return;
+    case 'restored':
+      logger?.info(
+        { ...fields, bytes: event.bytes },
+        `disk ballast of ${event.bytes} bytes written again`,
+      );
+      return;
+    case 'restore_failed':
+      logger?.warn(
+        { ...fields, err: event.error },
+        `writing the disk ballast failed: ${event.error.message}`,
+      );
+      return;
   }
 }
 

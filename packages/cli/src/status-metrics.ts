@@ -113,6 +113,12 @@ const STORAGE_METRICS: readonly (readonly [
     'Log entries dropped on load (bad checksum or a gap).',
     (s) => s.tornEntriesDropped,
   ],
+  [
+    'mq_member_storage_hard_states_restored_total',
+    'counter',
+    'Hard state records found unreadable on load and restored from their copy.',
+    (s) => s.hardStatesRestored,
+  ],
   ['mq_member_storage_pending_bytes', 'gauge', 'Bytes staged, not yet durable.', (s) => s.pendingBytes],
   ['mq_member_storage_pending_calls', 'gauge', 'Calls staged, not yet durable.', (s) => s.pendingCalls],
   ['mq_member_storage_batch_bytes_max', 'gauge', 'Most bytes in one batch so far.', (s) => s.batchBytesMax],

@@ -88,6 +88,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly handOffSeconds: number;
   /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
   readonly diskReserveBytes?: number;
+  /** Emergency ballast file size (see MemberOptions.diskBallastBytes). */
+  readonly diskBallastBytes?: number;
 }
 
 export interface MemberHandle {
@@ -241,6 +243,9 @@ export async function startMember(
     ...(options.diskReserveBytes === undefined
       ? {}
       : { diskReserveBytes: options.diskReserveBytes }),
+    ...(options.diskBallastBytes === undefined
+      ? {}
+      : { diskBallastBytes: options.diskBallastBytes }),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),

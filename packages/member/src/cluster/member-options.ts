@@ -10,6 +10,7 @@ import type {
   Transport,
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
+import type { BallastEvent } from '../host/disk-ballast.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
 import type { UnrepairedPayload } from './payload-fetch.js';
 import type { RecoveryEvent } from './storage-recovery.js';
@@ -87,6 +88,8 @@ export interface MemberOptions {
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
   /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /** Told when loading a group found its hard state record unreadable and restored its copy. */
+  readonly onHardStateRestored?: (group: string) => void;
   /**
    * Told once per payload that failed its checksum (or was never fetched) here and that no other
    * replica could give a good copy of: its message stays `unavailable` and is asked for again.
@@ -106,12 +109,20 @@ export interface MemberOptions {
   readonly diskProbe?: DiskProbe;
   /** How often the data volume is sampled, ms (default 1,000). Through `clock`. */
   readonly diskPollMs?: number;
+  /**
+   * Size of the emergency ballast file in `dataDir` (see host/disk-ballast.ts), bytes; 0 (the
+   * default): none. Deleted before storage opens or reopens on a volume with less free space
+   * than it holds, so a member on a full volume starts; written again once there is room.
+   */
+  readonly diskBallastBytes?: number;
+  /** Told when the ballast is released, written again, or fails to be written. */
+  readonly onDiskBallast?: (event: BallastEvent) => void;
 }
 
 /**
  * Throws Error when: an id is not 1-64 of [A-Za-z0-9_.-], `peers` lacks this member, not exactly
  * one of `dataDir` and `storage` is given, `replicasPerSpool` or `diskPollMs` is not a positive
- * integer, or `diskReserveBytes` is not a non-negative integer.
+ * integer, or `diskReserveBytes` or `diskBallastBytes` is not a non-negative integer.
  */
 export function checkOptions(options: MemberOptions): void {
   if (!PEER_ID.test(options.id)) {
@@ -136,6 +147,10 @@ export function checkOptions(options: MemberOptions): void {
   const reserve = options.diskReserveBytes;
   if (reserve !== undefined && (!Number.isSafeInteger(reserve) || reserve < 0)) {
     throw new Error('member: diskReserveBytes must be a non-negative integer');
+  }
+  const ballast = options.diskBallastBytes;
+  if (ballast !== undefined && (!Number.isSafeInteger(ballast) || ballast < 0)) {
+    throw new Error('member: diskBallastBytes must be a non-negative integer');
   }
   const pollMs = options.diskPollMs;
   if (pollMs !== undefined && (!Number.isSafeInteger(pollMs) || pollMs < 1)) {

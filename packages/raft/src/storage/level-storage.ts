@@ -27,7 +27,7 @@ import { LogSpan, type IndexRange } from './log-span.js';
 import { OpGate } from './op-gate.js';
 import {
   decodeEntryValue,
-  decodeHardState,
+  decodeHardStateOrNull,
   decodeSnapshotRecord,
   encodeEntryValue,
   encodeHardState,
@@ -71,6 +71,11 @@ export interface LevelStorageOptions {
   /** Told about every torn tail load drops (also counted in `stats().tornEntriesDropped`). */
   readonly onTornTail?: (report: TornTailReport) => void;
   /**
+   * Told when load found a group's hard state record unreadable and restored it from its copy
+   * (also counted in `stats().hardStatesRestored`).
+   */
+  readonly onHardStateRestored?: (group: GroupId) => void;
+  /**
    * Test hook: asked before each batch write and each reopen. A fault fails the write as the
    * medium would (ENOSPC, EIO): before anything is written, or, when `written`, after the batch
    * was written and synced (a failure reported for a write that reached the disk). A reopen
@@ -97,6 +102,7 @@ interface EngineContext {
   readonly commit: GroupCommit<Batch>;
   readonly files: SnapshotFiles;
   readonly onTornTail: ((report: TornTailReport) => void) | undefined;
+  readonly onHardStateRestored: ((group: GroupId) => void) | undefined;
   /** Throws StorageError `closed` after close(). */
   check(): void;
 }
@@ -132,6 +138,7 @@ export class LevelStorageEngine implements StorageEngine {
       commit: this.commit,
       files: new SnapshotFiles(join(directory, 'snapshots')),
       onTornTail: options.onTornTail,
+      onHardStateRestored: options.onHardStateRestored,
       check: () => {
         if (this.closed) throw new StorageError('closed', 'engine closed');
       },
@@ -230,6 +237,8 @@ class LevelGroupStorage implements GroupStorage {
   private snapshotFile: string | null = null;
   /** The last hard state staged (or loaded): a commit-only change needs no fsync. */
   private lastHardState: HardState = EMPTY_HARD_STATE;
+  /** The hard state the registry's copy holds (staged or loaded), compared without commit. */
+  private lastCopy: HardState = EMPTY_HARD_STATE;
   /** Settles when every snapshot record asked for so far is staged (never rejects). */
   private recordChain: Promise<void> = Promise.resolve();
   /** Settles when the entries of every durable snapshot record so far are dropped (no reject). */
@@ -245,8 +254,10 @@ class LevelGroupStorage implements GroupStorage {
   /**
    * Reads the group once everything staged before is durable. Entries that fail their checksum,
    * leave a gap or lower the term are dropped from there on, deleted durably and reported; the
-   * commit index is clamped to what remains. Rejects `corrupt` when the hard state or the
-   * snapshot fails its checksum (dropping those would be unsafe). Call it before writing.
+   * commit index is clamped to what remains. A hard state record that fails its checksum is
+   * restored from its copy (see `readHardState`). Rejects `corrupt` when both the hard state and
+   * its copy are bad, or the snapshot fails its checksum (dropping those would be unsafe). Call
+   * it before writing.
    */
   load(options: LoadOptions = {}): Promise<RestoredState> {
     return this.held(async () => {
@@ -257,9 +268,8 @@ class LevelGroupStorage implements GroupStorage {
         this.keys.snapshot,
         this.keys.registry,
       ]);
-      let hardState = hardStateValue
-        ? decodeHardState(this.group, hardStateValue)
-        : EMPTY_HARD_STATE;
+      const read = this.readHardState(hardStateValue, registryValue);
+      let hardState = read.hardState;
       let snapshot: Snapshot | null = null;
       let snapshotFile: string | null = null;
       if (snapshotValue) {
@@ -276,13 +286,22 @@ class LevelGroupStorage implements GroupStorage {
       if (scan.lost !== null) {
         hardState = { ...hardState, damage: mergeDamage(hardState, scan.lost) };
       }
-      // One batch: the mark must never be lost while the evidence for it is already gone.
-      const marked = scan.lost !== null ? hardState : null;
-      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys, marked);
+      // One batch: the mark must never be lost while the evidence for it is already gone, and
+      // the record and its copy never disagree on term, vote or damage.
+      const rewrite = scan.lost !== null || read.restored;
+      const repair = {
+        hardState: rewrite ? hardState : null,
+        copy: rewrite || read.copyStale ? hardState : null,
+      };
+      if (scan.deleteKeys.length > 0 || repair.copy !== null) {
+        await this.repairKeys(scan.deleteKeys, repair.hardState, repair.copy);
+      }
+      if (read.restored) this.reportRestored();
       await files.removeAllBut(this.group, snapshotFile);
       this.span = LogSpan.of(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0, scan.entries);
       this.lastHardState = hardState;
-      this.registered = registryValue !== undefined;
+      this.lastCopy = hardState;
+      this.registered = registryValue !== undefined || repair.copy !== null;
       this.snapshotFile = snapshotFile;
       return { hardState, snapshot, entries: scan.entries };
     });
@@ -391,6 +410,43 @@ class LevelGroupStorage implements GroupStorage {
   }
 
   /**
+   * The group's hard state, from its record or, when that is unreadable, from the copy the
+   * registry value holds. Why a copy and not a repair from peers: the term and the vote are
+   * this replica's own promises, and no peer can say what they were. A replica that forgot its
+   * vote could vote twice in a term, electing two leaders; one that forgot its term could take
+   * part in a term it had already voted in. Peers cannot bound them either: the replica may
+   * have started the election of its last term itself, and a term learned from a peer after the
+   * restart may come from a message sent before that vote (a message delayed in the network).
+   * So the safety-critical part (term, vote, damage mark) is written twice, atomically in one
+   * batch, under keys far apart in the store (the registry range holds no log), whenever it
+   * changes: rarely (elections, votes, bad bytes found, a repair ended), never per entry. Commit
+   * is not copied each time it moves; the copy's older commit index is still a committed index
+   * (commit never goes back), and the leader tells the rest again. A store written before the
+   * copy existed has an empty registry value: load writes the copy from the good record.
+   */
+  private readHardState(
+    value: Buffer | undefined,
+    copyValue: Buffer | undefined,
+  ): { hardState: HardState; restored: boolean; copyStale: boolean } {
+    const hasCopy = copyValue !== undefined && copyValue.length > 0;
+    const copy = hasCopy ? decodeHardStateOrNull(copyValue) : null;
+    const record = value === undefined ? EMPTY_HARD_STATE : decodeHardStateOrNull(value);
+    if (record !== null && !(value === undefined && copy !== null)) {
+      const current = copy === null ? value === undefined : sameSafetyState(copy, record);
+      return { hardState: record, restored: false, copyStale: !current };
+    }
+    if (copy === null) {
+      throw new StorageError(
+        'corrupt',
+        `group ${this.group}: hard state fails its checksum and has no good copy; its vote ` +
+          'is unknown, and voting again could elect two leaders in one term, so the group ' +
+          'stays stopped (move its replica to another member to rebuild it from peers)',
+      );
+    }
+    return { hardState: copy, restored: true, copyStale: false };
+  }
+
+  /**
    * Writes `hardState` and `entries` (see GroupStorage.save). A call with no entries whose hard
    * state differs from the last one only in `commit` is written without its own fsync (etcd's
    * MustSync): losing a commit index is harmless, it is learned again from the leader.
@@ -404,8 +460,10 @@ class LevelGroupStorage implements GroupStorage {
     return this.stage(bytes, entries.length, mustSync, (span, batch) => {
       const truncated = span.append(entries);
       if (hardState) {
-        batch.put(this.keys.hardState, encodeHardState(hardState));
+        const encoded = encodeHardState(hardState);
+        batch.put(this.keys.hardState, encoded);
         this.lastHardState = hardState;
+        if (!sameSafetyState(hardState, this.lastCopy)) this.putCopy(batch, encoded, hardState);
       }
       for (const entry of entries) {
         batch.put(this.keys.entry(entry.index), encodeEntryValue(entry));
@@ -447,9 +505,10 @@ class LevelGroupStorage implements GroupStorage {
       const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
       const keys = await this.context.db.keys(range).all();
       keys.push(this.keys.registry);
-      await this.deleteKeys(keys, null);
+      await this.repairKeys(keys, null, null);
       this.span = new LogSpan();
       this.lastHardState = EMPTY_HARD_STATE;
+      this.lastCopy = EMPTY_HARD_STATE;
       this.registered = false;
       this.snapshotFile = null;
       await this.context.files.removeGroup(this.group);
@@ -464,6 +523,7 @@ class LevelGroupStorage implements GroupStorage {
     assert(!this.gate.busy, `group ${this.group}: reopened while a call is running`);
     this.span = null;
     this.lastHardState = EMPTY_HARD_STATE;
+    this.lastCopy = EMPTY_HARD_STATE;
     this.snapshotFile = null;
   }
 
@@ -620,17 +680,34 @@ class LevelGroupStorage implements GroupStorage {
     this.context.onTornTail?.({ group: this.group, firstDroppedIndex, droppedEntries, reason });
   }
 
+  private reportRestored(): void {
+    this.context.commit.stats.hardStatesRestored++;
+    this.context.onHardStateRestored?.(this.group);
+  }
+
   /**
    * Deletes keys in one durable batch (maintenance: not subject to the backpressure bound),
-   * with `hardState` when given.
+   * with `hardState` and the registry's `copy` of it when given.
    */
-  private deleteKeys(keys: readonly Buffer[], hardState: HardState | null): Promise<void> {
+  private repairKeys(
+    keys: readonly Buffer[],
+    hardState: HardState | null,
+    copy: HardState | null,
+  ): Promise<void> {
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
     return this.context.commit.submit(CALL_OVERHEAD_BYTES + keys.length * 32, 0, (batch) => {
       for (const key of keys) batch.del(key);
       if (hardState !== null) batch.put(this.keys.hardState, encodeHardState(hardState));
+      if (copy !== null) batch.put(this.keys.registry, encodeHardState(copy));
     });
+  }
+
+  /** Stages the copy of a hard state; it also registers the group. */
+  private putCopy(batch: Batch, encoded: Buffer, hardState: HardState): void {
+    batch.put(this.keys.registry, encoded);
+    this.lastCopy = hardState;
+    this.registered = true;
   }
 
   private stage(bytes: number, entries: number, mustSync: MustSync, fill: Fill): Promise<void> {
@@ -728,6 +805,16 @@ function mergeDamage(hardState: HardState, lost: LogScan['lost'] & object): Stor
   if (earlier === null || earlier.lastTerm < found.lastTerm) return found;
   if (earlier.lastTerm === found.lastTerm && earlier.lastIndex < found.lastIndex) return found;
   return earlier;
+}
+
+/** Whether two hard states agree on what must never be lost: term, vote and damage mark. */
+function sameSafetyState(a: HardState, b: HardState): boolean {
+  const x = a.damage ?? null;
+  const y = b.damage ?? null;
+  const sameDamage =
+    x === y ||
+    (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
+  return a.term === b.term && a.vote === b.vote && sameDamage;
 }
 
 function entryFault(

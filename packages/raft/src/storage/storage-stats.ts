@@ -41,6 +41,8 @@ export interface StorageStats {
   readonly snapshotsCorrupt: number;
   /** Log entries dropped on load because they failed their checksum or broke contiguity. */
   readonly tornEntriesDropped: number;
+  /** Hard state records found unreadable on load and restored from their copy. */
+  readonly hardStatesRestored: number;
 }
 
 /** Mutable counters behind `StorageStats`; owned by one engine. */
@@ -61,6 +63,7 @@ export class StatsRecorder {
   snapshotsWritten = 0;
   snapshotsCorrupt = 0;
   tornEntriesDropped = 0;
+  hardStatesRestored = 0;
 
   /** Records one durable batch of `calls` calls, `entries` entries and `bytes` bytes. */
   recordBatch(calls: number, entries: number, bytes: number, latencyMs: number): void {
@@ -107,6 +110,7 @@ export class StatsRecorder {
       snapshotsWritten: this.snapshotsWritten,
       snapshotsCorrupt: this.snapshotsCorrupt,
       tornEntriesDropped: this.tornEntriesDropped,
+      hardStatesRestored: this.hardStatesRestored,
     };
   }
 }

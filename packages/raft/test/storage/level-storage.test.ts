@@ -123,6 +123,101 @@ describe('LevelStorageEngine on disk', () => {
     await engine.close();
   });
 
+  /** Changes one byte of the value stored under `key` (or sets it), under LevelDB. */
+  async function tamper(directory: string, key: Buffer, change: (value: Buffer) => Buffer): Promise<void> {
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const value = (await db.get(key)) ?? Buffer.alloc(0);
+    await db.put(key, change(value), { sync: true });
+    await db.close();
+  }
+
+  const flipLast = (value: Buffer): Buffer => {
+    value[value.length - 1] ^= 0x01;
+    return value;
+  };
+
+  it('restores a hard state that fails its checksum from its copy: term, vote and damage', async () => {
+    const directory = await freshDirectory();
+    cleanup.push(directory);
+    const restoredGroups: string[] = [];
+    const open = () => LevelStorageEngine.open(directory, { onHardStateRestored: (group) => restoredGroups.push(group) });
+    let engine = await open();
+    const storage = engine.group('spool:s');
+    await storage.load();
+    const damage = { lastIndex: 9, lastTerm: 2 };
+    await storage.save({ term: 2, vote: 'n2', commit: 3, damage }, entries(1, 5, 2));
+    await storage.save({ term: 2, vote: 'n2', commit: 5, damage }, []); // commit only: not copied
+    await engine.close();
+    const keys = new GroupKeys('spool:s');
+    await tamper(directory, keys.hardState, flipLast);
+
+    engine = await open();
+    const restored = await engine.group('spool:s').load();
+    // The copy was written with the vote: its commit index is older, and still committed.
+    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 3, damage });
+    expect(restored.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5]);
+    expect(restoredGroups).toEqual(['spool:s']);
+    expect(engine.stats().hardStatesRestored).toBe(1);
+    await engine.close();
+    // The record was rewritten from the copy, durably: the next start reads it as it is.
+    engine = await open();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 3, damage });
+    expect(restoredGroups.length).toBe(1);
+    await engine.close();
+  });
+
+  it('restores a missing hard state record from its copy', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    await db.del(new GroupKeys('spool:s').hardState, { sync: true });
+    await db.close();
+    const engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    await engine.close();
+  });
+
+  it('rewrites a bad or missing copy from a good record, then restores from it', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const keys = new GroupKeys('spool:s');
+    // A store written before the copy existed holds an empty registry value.
+    await tamper(directory, keys.registry, () => Buffer.alloc(0));
+    let engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    expect(await engine.groups()).toEqual(['spool:s']);
+    await engine.close();
+    await tamper(directory, keys.hardState, flipLast);
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    await engine.close();
+    // And a copy that fails its checksum is rewritten from the good record the same way.
+    await tamper(directory, keys.registry, flipLast);
+    engine = await reopen();
+    await engine.group('spool:s').load();
+    await engine.close();
+    await tamper(directory, keys.hardState, flipLast);
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    await engine.close();
+  });
+
+  it('refuses to load a group whose hard state and its copy both fail their checksums', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const keys = new GroupKeys('spool:s');
+    await tamper(directory, keys.hardState, flipLast);
+    await tamper(directory, keys.registry, flipLast);
+    const engine = await reopen();
+    await expect(engine.group('spool:s').load()).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt' && /no good copy/.test(error.message),
+    );
+    expect(await engine.groups()).toEqual(['spool:s']); // still listed: nothing was deleted
+    await engine.close();
+  });
+
   it('drops entries that leave a gap or lower the term', async () => {
     const { directory, reports, reopen } = await setup();
     await writeTwoBatches(reopen);
