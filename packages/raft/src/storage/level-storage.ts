@@ -357,7 +357,9 @@ class LevelGroupStorage implements GroupStorage {
     const lost =
       meta === null ? await this.lostWithRecord(stored) : await this.lostAfter(stored, meta);
     const hardState: HardState = { ...stored, commit: 0, damage: lost.damage };
-    await this.deleteKeys([this.keys.snapshot, ...lost.keys], hardState);
+    // The record and its copy get the mark together (see readHardState).
+    await this.repairKeys([this.keys.snapshot, ...lost.keys], hardState, hardState);
+    this.lastCopy = hardState;
     await this.context.files.removeAllBut(this.group, null);
     this.context.onTornTail?.({
       group: this.group,
