@@ -14,7 +14,9 @@
 // applied, so nobody served the spool between the two: the record is exactly the leases that
 // exist. Anything else (a command, a primary that opened and served in between, a snapshot that
 // swallowed the record) voids the leases, as an unplanned failover does. Replicas apply the
-// record as nothing: the engine's replicated state never depends on it.
+// record as nothing: the engine's replicated state never depends on it. The writer's term goes
+// with the leases (`take`): the next primary also accepts the failure leases minted in it, which
+// the record does not list (they are stateless; see host/adopted-leases.ts).
 //
 // The same reasoning keeps the leases of a primary that lost its leadership (a quorum late to
 // answer on a busy machine) and wins it back with nobody serving in between: it remembers its
@@ -23,7 +25,7 @@
 // voids them. Commands applied in between are its own earlier proposals committing late; a lease
 // they settled is skipped by its generation like any other.
 
-import type { TermedLease } from '../host/adopted-leases.js';
+import type { HandOff, TermedLease } from '../host/adopted-leases.js';
 import { ENTRY_TIME_BYTES } from './entry-codec.js';
 
 const MARKER = 0xf0;
@@ -144,15 +146,15 @@ export class HandOffTracker {
   private pending: { term: number; parts: number; leases: TermedLease[]; next: number } | null =
     null;
   /** What the last applied barrier would adopt, by its index. */
-  private atBarrier: { index: number; leases: readonly TermedLease[] } | null = null;
-  /** The leases this replica held when it last stepped down as primary, until a barrier. */
-  private own: readonly TermedLease[] | null = null;
+  private atBarrier: { index: number; handOff: HandOff } | null = null;
+  /** This replica's term and leases when it last stepped down as primary, until a barrier. */
+  private own: HandOff | null = null;
   /** What the last applied barrier would give back, if it is this replica's own. */
-  private ownAtBarrier: { index: number; leases: readonly TermedLease[] } | null = null;
+  private ownAtBarrier: { index: number; handOff: HandOff } | null = null;
 
-  /** This replica stopped being primary (leadership lost) holding `leases`. */
-  rememberOwn(leases: readonly TermedLease[]): void {
-    this.own = leases;
+  /** This replica stopped being the primary of `term` (leadership lost) holding `leases`. */
+  rememberOwn(term: number, leases: readonly TermedLease[]): void {
+    this.own = { term, leases };
     this.ownAtBarrier = null;
   }
 
@@ -179,9 +181,10 @@ export class HandOffTracker {
   barrierApplied(index: number): void {
     const pending = this.pending;
     const complete = pending !== null && pending.next === pending.parts;
-    this.atBarrier = complete ? { index, leases: pending.leases } : null;
+    const handOff = complete ? { term: pending.term, leases: pending.leases } : null;
+    this.atBarrier = handOff === null ? null : { index, handOff };
     this.pending = null;
-    this.ownAtBarrier = this.own === null ? null : { index, leases: this.own };
+    this.ownAtBarrier = this.own === null ? null : { index, handOff: this.own };
     this.own = null;
   }
 
@@ -214,21 +217,23 @@ export class HandOffTracker {
     this.atBarrier = null;
     this.ownAtBarrier = null;
     if (record !== null && record.index === barrierIndex) {
-      this.pending = { term: 0, parts: 1, leases: [...record.leases], next: 1 };
+      const { term, leases } = record.handOff;
+      this.pending = { term, parts: 1, leases: [...leases], next: 1 };
     }
-    if (own !== null && own.index === barrierIndex) this.own = own.leases;
+    if (own !== null && own.index === barrierIndex) this.own = own.handOff;
   }
 
   /**
-   * The leases a primary opening at the barrier of `barrierIndex` takes over (once): a hand-off
-   * record's, else its own from before it lost the leadership, else none.
+   * What a primary opening at the barrier of `barrierIndex` takes over (once): a hand-off
+   * record's leases and writer's term, else its own leases and term from before it lost the
+   * leadership, else null (an unplanned change: every earlier lease is void).
    */
-  take(barrierIndex: number): readonly TermedLease[] {
+  take(barrierIndex: number): HandOff | null {
     const record = this.atBarrier;
     const own = this.ownAtBarrier;
     this.atBarrier = null;
     this.ownAtBarrier = null;
-    if (record !== null && record.index === barrierIndex) return record.leases;
-    return own !== null && own.index === barrierIndex ? own.leases : [];
+    if (record !== null && record.index === barrierIndex) return record.handOff;
+    return own !== null && own.index === barrierIndex ? own.handOff : null;
   }
 }

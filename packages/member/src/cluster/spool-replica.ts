@@ -505,7 +505,7 @@ export class SpoolReplica implements StateMachine {
     const self = this.options.memberId;
     if (this.log !== null && (leaderId !== self || term !== this.log.term)) {
       // Kept in case this member wins the leadership back with nobody serving in between.
-      this.handOffs.rememberOwn(this.host!.outstandingLeases());
+      this.handOffs.rememberOwn(this.log.term, this.host!.outstandingLeases());
       this.stepDown();
     }
     if (leaderId === self) this.beginOpening(term);

@@ -4,6 +4,10 @@
 // engine then resolves it as any lease (settled, expired, or held). Entries are never removed
 // while the primary serves: an entry whose delivery has ended matches no live lease any more (the
 // message's next delivery has a higher number), so it can only lead to a 410 from the engine.
+//
+// Failure leases are stateless (the token names the failed message and its generation, which
+// fences a stale one), so the record lists none: a failure-lease token minted under the
+// handed-off primary's term is accepted as a whole, and the engine resolves it as usual.
 
 import type { HandedOffLease } from '@spoolmq/engine';
 
@@ -13,12 +17,31 @@ export interface TermedLease extends HandedOffLease {
   readonly term: number;
 }
 
+/**
+ * What a primary opening after a planned hand-off takes over: the previous primary's leases and
+ * its term (a hand-off record's writer, or this replica itself before it lost the leadership).
+ * The term comes from the record, not from the leases: a record may list none.
+ */
+export interface HandOff {
+  readonly term: number;
+  readonly leases: readonly TermedLease[];
+}
+
 export class AdoptedLeases {
   /** `queueGen:seq` -> the adopted lease of that message. */
   private readonly byMessage = new Map<string, TermedLease>();
+  /** The handed-off primary's term (0: no hand-off, no term accepted). */
+  private readonly handedOffTerm: number;
 
-  constructor(leases: readonly TermedLease[] = []) {
+  /** `leases`: those of the hand-off still valid (engine.adoptLeases). */
+  constructor(leases: readonly TermedLease[] = [], handedOffTerm = 0) {
     for (const lease of leases) this.byMessage.set(keyOf(lease.queueGen, lease.seq), lease);
+    this.handedOffTerm = handedOffTerm;
+  }
+
+  /** Whether a failure-lease token minted in `term` was minted by the handed-off primary. */
+  acceptsFailureLease(term: number): boolean {
+    return this.handedOffTerm !== 0 && term === this.handedOffTerm;
   }
 
   get size(): number {

@@ -5,6 +5,7 @@
 
 import {
   type ApplyResult,
+  assert,
   type Command,
   type Delivery,
   type DeleteMode,
@@ -41,7 +42,7 @@ import {
   messageIdOf,
   resolveSettings,
 } from '@spoolmq/engine';
-import { AdoptedLeases, type TermedLease } from './adopted-leases.js';
+import { AdoptedLeases, type HandOff, type TermedLease } from './adopted-leases.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { CommandLog } from './command-log.js';
 import { CursorKind, type CursorCodec } from './cursors.js';
@@ -143,15 +144,18 @@ export class SpoolHost {
   /**
    * Starts serving as the primary (at construction by the local service; on every leadership
    * gain in the cluster): no leases, counters restart, every timer deadline recomputed. After a
-   * planned hand-off, `handedOff` are the previous primary's leases: those still valid are taken
-   * over, and their tokens (of earlier terms) keep settling them here.
+   * planned hand-off, `handedOff` is the previous primary's term and leases: those still valid
+   * are taken over, and their tokens (of earlier terms) keep settling them here; so do the
+   * failure leases that primary minted (handles still answer 410, as the contract says).
    */
-  openPrimary(handedOff: readonly TermedLease[] = []): void {
+  openPrimary(handedOff: HandOff | null = null): void {
     if (this.mode === 'closed') throw new Error('spool host: closed');
+    assert(handedOff === null || handedOff.term < this.log.term, 'hand-off from a later term');
     this.mode = 'serving';
     const nowMs = this.clock.nowMs();
     this.engine.openPrimary(nowMs);
-    this.adopted = new AdoptedLeases(this.engine.adoptLeases(handedOff, nowMs));
+    const leases = this.engine.adoptLeases(handedOff?.leases ?? [], nowMs);
+    this.adopted = new AdoptedLeases(leases, handedOff?.term ?? 0);
     this.arm(this.engine.nextDeadlineMs());
     this.wakeAll();
   }
@@ -535,7 +539,8 @@ export class SpoolHost {
   /**
    * Verifies `token` and checks its kind: 410 stale when it does not verify, 400 token_kind when
    * it is not one of `kinds`, 410 primary_changed when minted under an earlier term (unless it is
-   * a delivery lease this primary took over in a planned hand-off).
+   * a delivery lease this primary took over in a planned hand-off, or a failure lease minted by
+   * the primary that handed off).
    */
   private openToken(token: string, ...kinds: TokenKind[]): TokenClaims {
     const claims = this.tokens.open(this.name, token);
@@ -551,8 +556,12 @@ export class SpoolHost {
   }
 
   private isAdopted(claims: TokenClaims, term: number): boolean {
-    if (claims.kind !== TokenKind.Lease || claims.term >= term) return false;
-    return this.adopted.accepts(claims.term, claims.queueGen, claims.seq, claims.delivery);
+    const adopted = this.adopted;
+    if (claims.term >= term) return false;
+    // Handles stay 410 after a hand-off too (the contract): only leases carry over.
+    if (claims.kind === TokenKind.FailureLease) return adopted.acceptsFailureLease(claims.term);
+    if (claims.kind !== TokenKind.Lease) return false;
+    return adopted.accepts(claims.term, claims.queueGen, claims.seq, claims.delivery);
   }
 
   private heldLease(lease: string): HeldLease {

@@ -66,11 +66,32 @@ describe('HandOffTracker', () => {
     const tracker = new HandOffTracker();
     tracker.recordApplied(record([lease(1), lease(2)])[0]!);
     tracker.barrierApplied(12);
-    expect(tracker.take(11)).toEqual([]); // another barrier's opening
+    expect(tracker.take(11)).toBeNull(); // another barrier's opening
     tracker.recordApplied(record([lease(1)])[0]!);
     tracker.barrierApplied(12);
-    expect(tracker.take(12)).toEqual([lease(1)]);
-    expect(tracker.take(12)).toEqual([]);
+    expect(tracker.take(12)).toEqual({ term: 5, leases: [lease(1)] });
+    expect(tracker.take(12)).toBeNull();
+  });
+
+  it("carries the handed-off primary's term, even when it held no leases", () => {
+    const tracker = new HandOffTracker();
+    tracker.recordApplied(record([], 8)[0]!);
+    tracker.barrierApplied(4);
+    expect(tracker.take(4)).toEqual({ term: 8, leases: [] });
+    tracker.rememberOwn(9, []);
+    tracker.barrierApplied(6);
+    expect(tracker.take(6)).toEqual({ term: 9, leases: [] });
+    // Passed on past a barrier at which this replica did not open: the term goes with it.
+    tracker.recordApplied(record([], 10)[0]!);
+    tracker.barrierApplied(8);
+    tracker.carry(8);
+    tracker.barrierApplied(9);
+    expect(tracker.take(9)).toEqual({ term: 10, leases: [] });
+    tracker.rememberOwn(11, [lease(1)]);
+    tracker.barrierApplied(12);
+    tracker.carry(12);
+    tracker.barrierApplied(13);
+    expect(tracker.take(13)).toEqual({ term: 11, leases: [lease(1)] });
   });
 
   it('a command, a second barrier or a snapshot in between voids the record', () => {
@@ -79,22 +100,22 @@ describe('HandOffTracker', () => {
     tracker.recordApplied(entry!);
     tracker.commandApplied();
     tracker.barrierApplied(3);
-    expect(tracker.take(3)).toEqual([]);
+    expect(tracker.take(3)).toBeNull();
 
     tracker.recordApplied(entry!);
     tracker.barrierApplied(4); // a primary opened (and may have served) here
     tracker.barrierApplied(6);
-    expect(tracker.take(6)).toEqual([]);
+    expect(tracker.take(6)).toBeNull();
 
     tracker.recordApplied(entry!);
     tracker.reset();
     tracker.barrierApplied(8);
-    expect(tracker.take(8)).toEqual([]);
+    expect(tracker.take(8)).toBeNull();
 
     tracker.recordApplied(entry!);
     tracker.barrierApplied(9);
     tracker.commandApplied(); // applied after the barrier, before the opening looked
-    expect(tracker.take(9)).toEqual([]);
+    expect(tracker.take(9)).toBeNull();
   });
 
   it('takes a record in parts only when every part arrived in order', () => {
@@ -104,25 +125,25 @@ describe('HandOffTracker', () => {
     tracker.recordApplied(p0!);
     tracker.recordApplied(p1!);
     tracker.barrierApplied(5);
-    expect(tracker.take(5)).toHaveLength(leases.length);
+    expect(tracker.take(5)).toEqual({ term: 5, leases });
 
     tracker.recordApplied(p0!);
     tracker.barrierApplied(7); // the second part never came
-    expect(tracker.take(7)).toEqual([]);
+    expect(tracker.take(7)).toBeNull();
 
     tracker.recordApplied(p1!); // a part without its first
     tracker.barrierApplied(9);
-    expect(tracker.take(9)).toEqual([]);
+    expect(tracker.take(9)).toBeNull();
 
     const [other] = record([lease(1)], 6);
     tracker.recordApplied(p0!);
     tracker.recordApplied(record(leases, 6)[1]!); // a part of another writer's record
     tracker.barrierApplied(11);
-    expect(tracker.take(11)).toEqual([]);
+    expect(tracker.take(11)).toBeNull();
     tracker.recordApplied(p0!);
     tracker.recordApplied(other!); // a newer record replaces an unfinished one
     tracker.barrierApplied(13);
-    expect(tracker.take(13)).toEqual([lease(1)]);
+    expect(tracker.take(13)).toEqual({ term: 6, leases: [lease(1)] });
   });
 
   it('a malformed record voids what was pending', () => {
@@ -131,31 +152,31 @@ describe('HandOffTracker', () => {
     const bad = record([lease(2)])[0]!.slice(0, 20);
     tracker.recordApplied(bad);
     tracker.barrierApplied(2);
-    expect(tracker.take(2)).toEqual([]);
+    expect(tracker.take(2)).toBeNull();
   });
 
   it('gives a primary back its own leases when the first barrier after it stepped down is its own', () => {
     const tracker = new HandOffTracker();
-    tracker.rememberOwn([lease(1)]);
+    tracker.rememberOwn(3, [lease(1)]);
     tracker.commandApplied(); // its own proposal, committed late
     tracker.barrierApplied(20);
-    expect(tracker.take(20)).toEqual([lease(1)]);
+    expect(tracker.take(20)).toEqual({ term: 3, leases: [lease(1)] });
 
-    tracker.rememberOwn([lease(2)]);
+    tracker.rememberOwn(3, [lease(2)]);
     tracker.barrierApplied(30); // someone else opened here
     tracker.barrierApplied(33);
-    expect(tracker.take(33)).toEqual([]);
+    expect(tracker.take(33)).toBeNull();
 
-    tracker.rememberOwn([lease(3)]);
+    tracker.rememberOwn(3, [lease(3)]);
     tracker.reset(); // a snapshot: the log in between is unknown
     tracker.barrierApplied(40);
-    expect(tracker.take(40)).toEqual([]);
+    expect(tracker.take(40)).toBeNull();
 
     // A hand-off record before the barrier wins over remembered leases.
-    tracker.rememberOwn([lease(4)]);
+    tracker.rememberOwn(3, [lease(4)]);
     tracker.recordApplied(record([lease(5)])[0]!);
     tracker.barrierApplied(50);
-    expect(tracker.take(50)).toEqual([lease(5)]);
+    expect(tracker.take(50)).toEqual({ term: 5, leases: [lease(5)] });
   });
 
   it('a barrier at which this replica did not open passes its record or own leases on', () => {
@@ -164,13 +185,13 @@ describe('HandOffTracker', () => {
     tracker.barrierApplied(10); // its own barrier; leadership lost before it opened
     tracker.carry(10);
     tracker.barrierApplied(12); // its next barrier
-    expect(tracker.take(12)).toEqual([lease(1)]);
+    expect(tracker.take(12)).toEqual({ term: 5, leases: [lease(1)] });
 
-    tracker.rememberOwn([lease(2)]);
+    tracker.rememberOwn(3, [lease(2)]);
     tracker.barrierApplied(20);
     tracker.carry(20);
     tracker.barrierApplied(22);
-    expect(tracker.take(22)).toEqual([lease(2)]);
+    expect(tracker.take(22)).toEqual({ term: 3, leases: [lease(2)] });
 
     // Carried only to the next barrier: someone else's there (they served) ends it.
     tracker.recordApplied(record([lease(3)])[0]!);
@@ -178,9 +199,9 @@ describe('HandOffTracker', () => {
     tracker.carry(30);
     tracker.barrierApplied(31);
     tracker.barrierApplied(35);
-    expect(tracker.take(35)).toEqual([]);
+    expect(tracker.take(35)).toBeNull();
     tracker.carry(99); // a barrier it never noted: nothing
     tracker.barrierApplied(40);
-    expect(tracker.take(40)).toEqual([]);
+    expect(tracker.take(40)).toBeNull();
   });
 });

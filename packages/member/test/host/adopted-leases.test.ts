@@ -25,4 +25,13 @@ describe('AdoptedLeases', () => {
     expect(adopted.termOf(1, 10, 3, 9)).toBe(9); // delivered again by this primary
     expect(adopted.termOf(5, 1, 1, 9)).toBe(9);
   });
+
+  it('accepts failure leases of the handed-off term only', () => {
+    const handedOff = new AdoptedLeases([], 6);
+    expect(handedOff.acceptsFailureLease(6)).toBe(true);
+    expect(handedOff.acceptsFailureLease(5)).toBe(false);
+    expect(handedOff.acceptsFailureLease(7)).toBe(false);
+    expect(adopted.acceptsFailureLease(4)).toBe(false); // no term given: no hand-off term
+    expect(new AdoptedLeases().acceptsFailureLease(0)).toBe(false);
+  });
 });
