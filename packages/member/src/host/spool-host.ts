@@ -42,7 +42,7 @@ import {
   messageIdOf,
   resolveSettings,
 } from '@spoolmq/engine';
-import { AdoptedLeases, type HandOff, type TermedLease } from './adopted-leases.js';
+import { AdoptedLeases, type HandOff } from './adopted-leases.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { CommandLog } from './command-log.js';
 import { CursorKind, type CursorCodec } from './cursors.js';
@@ -144,18 +144,21 @@ export class SpoolHost {
   /**
    * Starts serving as the primary (at construction by the local service; on every leadership
    * gain in the cluster): no leases, counters restart, every timer deadline recomputed. After a
-   * planned hand-off, `handedOff` is the previous primary's term and leases: those still valid
-   * are taken over, and their tokens (of earlier terms) keep settling them here; so do the
-   * failure leases that primary minted (handles still answer 410, as the contract says).
+   * planned hand-off, `handedOff` is what the previous primary held: its leases still valid are
+   * taken over, and their tokens (of earlier terms) keep settling them here; so do the failure
+   * leases minted in its chain of hand-offs (handles still answer 410, as the contract says).
    */
   openPrimary(handedOff: HandOff | null = null): void {
     if (this.mode === 'closed') throw new Error('spool host: closed');
-    assert(handedOff === null || handedOff.term < this.log.term, 'hand-off from a later term');
+    if (handedOff !== null) {
+      const { term, failureFromTerm } = handedOff;
+      assert(failureFromTerm <= term && term < this.log.term, 'hand-off terms out of order');
+    }
     this.mode = 'serving';
     const nowMs = this.clock.nowMs();
     this.engine.openPrimary(nowMs);
     const leases = this.engine.adoptLeases(handedOff?.leases ?? [], nowMs);
-    this.adopted = new AdoptedLeases(leases, handedOff?.term ?? 0);
+    this.adopted = new AdoptedLeases(leases, handedOff);
     this.arm(this.engine.nextDeadlineMs());
     this.wakeAll();
   }
@@ -172,15 +175,18 @@ export class SpoolHost {
   }
 
   /**
-   * Every lease held now, with its token's term, for a planned hand-off: the caller stops this
-   * host right after (nothing may change a lease between this list and the log record of it).
+   * What this primary hands over (a planned hand-off, or to itself should it win the leadership
+   * back): its term, the first term whose failure leases it accepts, and every lease held now
+   * with its token's term. The caller stops this host right after (nothing may change a lease
+   * between this list and the log record of it).
    */
-  outstandingLeases(): TermedLease[] {
+  handingOff(): HandOff {
     const term = this.log.term;
-    return this.engine.outstandingLeases().map((lease) => ({
+    const leases = this.engine.outstandingLeases().map((lease) => ({
       ...lease,
       term: this.adopted.termOf(lease.queueGen, lease.seq, lease.delivery, term),
     }));
+    return { term, failureFromTerm: this.adopted.failureLeasesFromTerm(term), leases };
   }
 
   /** Stops timers and ends every long poll with null; later calls answer 503 unavailable. */
@@ -540,7 +546,7 @@ export class SpoolHost {
    * Verifies `token` and checks its kind: 410 stale when it does not verify, 400 token_kind when
    * it is not one of `kinds`, 410 primary_changed when minted under an earlier term (unless it is
    * a delivery lease this primary took over in a planned hand-off, or a failure lease minted by
-   * the primary that handed off).
+   * a primary of the hand-off chain).
    */
   private openToken(token: string, ...kinds: TokenKind[]): TokenClaims {
     const claims = this.tokens.open(this.name, token);

@@ -94,10 +94,14 @@ describe('Member.handOff', () => {
     expect(await next.service.receive('default', 'q', { waitMs: 0 })).toBeNull();
   });
 
-  it('a rolling restart of every member voids no lease taken before it', async () => {
+  it('a rolling restart of every member voids no lease or failure lease taken before it', async () => {
     cluster = await readyCluster();
     const first = await cluster.primary();
     const held = await leasesOn(first, 6, 4);
+    await first.service.createQueue('default', 'f', { maxRetries: 0 });
+    const failedId = await send(first.service, 'f', bytes(7));
+    await first.service.fail('default', (await receiveNow(first.service, 'f')).lease);
+    const failure = (await first.service.failureHead('default', 'f'))!.lease;
     const acked = new Set<string>();
     const primaries = [first.id];
     for (const id of [...cluster.ids]) {
@@ -119,6 +123,10 @@ describe('Member.handOff', () => {
       acked.add(delivery.messageId);
     }
     expect(acked.size).toBe(4);
+    // The failure lease taken before the first hand-off recovers after the last.
+    await on(primary, () => primary.service.recover('default', { lease: failure }, 0));
+    const recovered = await on(primary, () => receiveNow(primary.service, 'f'));
+    expect(recovered).toMatchObject({ messageId: failedId, retries: 0 });
     // Only the two messages never leased come out; the queue is then empty.
     const rest = [
       await on(primary, () => receiveNow(primary.service, 'q')),

@@ -26,12 +26,12 @@ describe('AdoptedLeases', () => {
     expect(adopted.termOf(5, 1, 1, 9)).toBe(9);
   });
 
-  it('accepts failure leases of the handed-off term only', () => {
-    const handedOff = new AdoptedLeases([], 6);
-    expect(handedOff.acceptsFailureLease(6)).toBe(true);
-    expect(handedOff.acceptsFailureLease(5)).toBe(false);
-    expect(handedOff.acceptsFailureLease(7)).toBe(false);
-    expect(adopted.acceptsFailureLease(4)).toBe(false); // no term given: no hand-off term
+  it('accepts failure leases of the hand-off chain\'s terms only, and names its first term', () => {
+    const handedOff = new AdoptedLeases([], { term: 6, failureFromTerm: 4 });
+    expect([3, 4, 5, 6, 7].map((term) => handedOff.acceptsFailureLease(term))).toEqual([false, true, true, true, false]);
+    expect(handedOff.failureLeasesFromTerm(8)).toBe(4);
+    expect(adopted.acceptsFailureLease(4)).toBe(false); // no hand-off given: no term accepted
+    expect(adopted.failureLeasesFromTerm(8)).toBe(8);
     expect(new AdoptedLeases().acceptsFailureLease(0)).toBe(false);
   });
 });
