@@ -100,7 +100,9 @@ describe('drainQueues and collectFinalState', () => {
     expect(report.counts.deliveries).toBe(4);
   });
 
-  it('keeps draining past its bound while passes make progress (a backlog takes what it takes)', async () => {
+  it('keeps draining past its bound while passes make progress (a backlog takes what it takes)', {
+    timeout: 30_000,
+  }, async () => {
     const queue = {
       name: 'drain-backlog',
       leaseTimeoutSeconds: 30,
@@ -116,20 +118,21 @@ describe('drainQueues and collectFinalState', () => {
     await setupQueues(model, plain);
     const client = workloadClient(plain, model.spool);
     for (let i = 0; i < 30; i += 1) await client.send(queue.name, `p:backlog:${i}`, { retries: 0 });
-    // Each receive is slow, and every 12th fails: a pass ends early, after the bound has passed.
+    // Each receive takes 200 ms and the 12th fails: the first pass ends there, after 2.2 s,
+    // past the 2 s bound (the old drain stopped then), with 19 messages left.
     let receives = 0;
     const slowAndFlaky: typeof fetch = async (input, init) => {
       const url = String(input);
       if (url.includes('/recv')) {
         receives += 1;
-        await new Promise((resolve) => setTimeout(resolve, 40));
-        if (receives % 12 === 0) throw new TypeError('connection reset (injected)');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        if (receives === 12) throw new TypeError('connection reset (injected)');
       }
       return fetch(input, init);
     };
     const history = new History();
     const target = { ...plain, fetch: slowAndFlaky };
-    const drain = await drainQueues({ model, target, history, boundMs: 200 });
+    const drain = await drainQueues({ model, target, history, boundMs: 2_000 });
     expect(drain).toMatchObject({ acked: 30, drained: true });
   });
 });
