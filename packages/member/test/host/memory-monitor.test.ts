@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/host/clock.js';
+import { MemoryMonitor, v8HeapSampler } from '../../src/host/memory-monitor.js';
+
+/** A heap whose use the test sets, against a limit of 1,000 bytes. */
+function fakeHeap() {
+  const heap = { usedBytes: 100 };
+  const sampler = () => ({ usedBytes: heap.usedBytes, limitBytes: 1000 });
+  return { heap, sampler };
+}
+
+describe('MemoryMonitor', () => {
+  it('samples at start and every pollMs on the injected clock, and reports each change', async () => {
+    const clock = new ManualClock();
+    const { heap, sampler } = fakeHeap();
+    const changes: string[] = [];
+    const monitor = new MemoryMonitor({
+      clock,
+      sampler,
+      pollMs: 100,
+      onChange: (change, status) => changes.push(`${change}@${status.usedBytes}`),
+    });
+    heap.usedBytes = 850;
+    monitor.start();
+    expect(monitor.alarmed).toBe(true); // a member starting above the mark refuses at once
+    expect(monitor.refuseGrowth()?.kind).toBe('unavailable');
+    heap.usedBytes = 600;
+    await clock.advance(99);
+    expect(monitor.alarmed).toBe(true); // not sampled yet
+    await clock.advance(1);
+    expect(monitor.alarmed).toBe(false);
+    expect(monitor.refuseGrowth()).toBeNull();
+    heap.usedBytes = 990;
+    await clock.advance(100);
+    expect(changes).toEqual(['raised@850', 'cleared@600', 'raised@990']);
+    expect(monitor.status()).toMatchObject({ raisedTotal: 2, refusedTotal: 1, alarm: true });
+  });
+
+  it('stops sampling once closed, keeping the last state', async () => {
+    const clock = new ManualClock();
+    const { heap, sampler } = fakeHeap();
+    const monitor = new MemoryMonitor({ clock, sampler, pollMs: 10, highPercent: 50 });
+    monitor.start();
+    monitor.close();
+    monitor.close();
+    heap.usedBytes = 900;
+    await clock.advance(1000);
+    expect(monitor.alarmed).toBe(false);
+    expect(monitor.status().usedBytes).toBe(100);
+  });
+
+  it('refuses a poll interval that is not a positive integer', () => {
+    const clock = new ManualClock();
+    expect(() => new MemoryMonitor({ clock, pollMs: 0 })).toThrow(/pollMs/);
+  });
+
+  it('reads the real V8 heap by default', () => {
+    const sample = v8HeapSampler();
+    expect(sample.usedBytes).toBeGreaterThan(0);
+    expect(sample.limitBytes).toBeGreaterThan(sample.usedBytes);
+  });
+});
