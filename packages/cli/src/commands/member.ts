@@ -64,6 +64,7 @@ import {
 } from '../cluster-tls-options.js';
 import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
+import { MEMORY_FLAGS, MEMORY_USAGE, memoryOf, memoryReadyDetailOf } from '../memory-options.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -88,6 +89,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly handOffSeconds: number;
   /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
   readonly diskReserveBytes?: number;
+  /** Heap share in percent above which growth is refused (MemberOptions.memoryHighPercent). */
+  readonly memoryHighPercent?: number;
 }
 
 export interface MemberHandle {
@@ -139,6 +142,7 @@ ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
 ${DISK_USAGE}
+${MEMORY_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -167,6 +171,7 @@ export function parseMemberArgs(
     ...CLUSTER_TLS_FLAGS,
     ...HAND_OFF_FLAGS,
     ...DISK_FLAGS,
+    ...MEMORY_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -196,6 +201,7 @@ export function parseMemberArgs(
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
     ...diskOf(flags, env),
+    ...memoryOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
@@ -241,6 +247,9 @@ export async function startMember(
     ...(options.diskReserveBytes === undefined
       ? {}
       : { diskReserveBytes: options.diskReserveBytes }),
+    ...(options.memoryHighPercent === undefined
+      ? {}
+      : { memoryHighPercent: options.memoryHighPercent }),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),
@@ -279,7 +288,7 @@ export async function startMember(
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
-      readyDetail: () => readyDetailOf(member),
+      readyDetail: () => ({ ...readyDetailOf(member), ...memoryReadyDetailOf(member) }),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {

@@ -1,13 +1,16 @@
 // The I/O shell of the memory watermark: samples the V8 heap through a sampler
-// (v8.getHeapStatistics by default; tests pass their own) on a timer of the injected Clock, feeds
-// the pure MemoryWatermark, and tells a listener when the alarm is raised or cleared. Sampling on
-// a timer, not per call, keeps the send path free of the sampler's allocation; the interval is
-// short because a heap fills faster than a disk (at 50,000 sends/s of metadata, a 384 MB heap's
-// last 20% lasts a few seconds).
+// (v8.getHeapStatistics by default; tests pass their own) and feeds the pure MemoryWatermark,
+// telling a listener when the alarm is raised or cleared. It samples on demand, at most once per
+// `pollMs` of the injected Clock: when a growing call asks whether it may proceed and when the
+// status is read (metrics, /readyz, the operator log's poll). So the send path pays one clock
+// read per call and one small allocation per interval, and no timer runs: a member whose clock
+// is a test's manual clock does not fill it with sampling timers. The interval is short because
+// a heap fills faster than a disk (at 50,000 sends/s of metadata, the last 20% of a 384 MB heap
+// lasts a few seconds); an idle member is sampled whenever anyone looks at it.
 
 import { getHeapStatistics } from 'node:v8';
 import type { MqError } from '@spoolmq/engine';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock } from './clock.js';
 import {
   type HeapSample,
   type MemoryChange,
@@ -45,8 +48,8 @@ export class MemoryMonitor {
   private readonly watermark: MemoryWatermark;
   private readonly sampler: HeapSampler;
   private readonly pollMs: number;
-  private timer: TimerHandle | null = null;
-  private closed = false;
+  /** Clock time of the latest sample; null before the first. */
+  private sampledAtMs: number | null = null;
 
   constructor(private readonly options: MemoryMonitorOptions) {
     this.pollMs = options.pollMs ?? MEMORY_POLL_MS_DEFAULT;
@@ -57,15 +60,14 @@ export class MemoryMonitor {
     this.watermark = new MemoryWatermark(options.highPercent);
   }
 
-  /** Takes the first sample, then samples every `pollMs` until `close()`. */
+  /** Takes a sample now (so a member starting above the mark refuses from its first call). */
   start(): void {
-    if (this.closed) return;
-    this.sample();
-    this.schedule();
+    this.sample(this.options.clock.nowMs());
   }
 
-  /** 503 unavailable (counted) while the alarm is raised, else null. */
+  /** 503 unavailable (counted) while the alarm is raised, else null; samples when due. */
   refuseGrowth(): MqError | null {
+    this.sampleIfDue();
     return this.watermark.refuseGrowth();
   }
 
@@ -73,28 +75,22 @@ export class MemoryMonitor {
     return this.watermark.alarmed;
   }
 
+  /** The watermark after a sample if one is due. */
   status(): MemoryMonitorStatus {
+    this.sampleIfDue();
     return this.watermark.status();
   }
 
-  /** Stops sampling; the alarm keeps its last state. Idempotent. */
-  close(): void {
-    this.closed = true;
-    if (this.timer !== null) this.options.clock.clearTimer(this.timer);
-    this.timer = null;
+  private sampleIfDue(): void {
+    const nowMs = this.options.clock.nowMs();
+    const at = this.sampledAtMs;
+    // A clock that went back (a manual clock reset, a wall-clock step) samples too.
+    if (at === null || nowMs - at >= this.pollMs || nowMs < at) this.sample(nowMs);
   }
 
-  private schedule(): void {
-    if (this.closed) return;
-    this.timer = this.options.clock.setTimer(() => {
-      this.timer = null;
-      this.sample();
-      this.schedule();
-    }, this.pollMs);
-  }
-
-  private sample(): void {
+  private sample(nowMs: number): void {
+    this.sampledAtMs = nowMs;
     const change = this.watermark.observe(this.sampler());
-    if (change !== null) this.options.onChange?.(change, this.status());
+    if (change !== null) this.options.onChange?.(change, this.watermark.status());
   }
 }

@@ -2,15 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { MemoryMonitor, v8HeapSampler } from '../../src/host/memory-monitor.js';
 
-/** A heap whose use the test sets, against a limit of 1,000 bytes. */
+/** A heap whose use the test sets, against a limit of 1,000 bytes; counts its samples. */
 function fakeHeap() {
-  const heap = { usedBytes: 100 };
-  const sampler = () => ({ usedBytes: heap.usedBytes, limitBytes: 1000 });
+  const heap = { usedBytes: 100, samples: 0 };
+  const sampler = () => {
+    heap.samples++;
+    return { usedBytes: heap.usedBytes, limitBytes: 1000 };
+  };
   return { heap, sampler };
 }
 
 describe('MemoryMonitor', () => {
-  it('samples at start and every pollMs on the injected clock, and reports each change', async () => {
+  it('samples at start, then at most once per pollMs of the clock when asked', async () => {
     const clock = new ManualClock();
     const { heap, sampler } = fakeHeap();
     const changes: string[] = [];
@@ -26,27 +29,27 @@ describe('MemoryMonitor', () => {
     expect(monitor.refuseGrowth()?.kind).toBe('unavailable');
     heap.usedBytes = 600;
     await clock.advance(99);
-    expect(monitor.alarmed).toBe(true); // not sampled yet
+    expect(monitor.refuseGrowth()?.kind).toBe('unavailable'); // not due: the last sample holds
+    expect(heap.samples).toBe(1);
     await clock.advance(1);
-    expect(monitor.alarmed).toBe(false);
     expect(monitor.refuseGrowth()).toBeNull();
+    expect(heap.samples).toBe(2);
     heap.usedBytes = 990;
     await clock.advance(100);
+    expect(monitor.status()).toMatchObject({ raisedTotal: 2, refusedTotal: 2, alarm: true });
     expect(changes).toEqual(['raised@850', 'cleared@600', 'raised@990']);
-    expect(monitor.status()).toMatchObject({ raisedTotal: 2, refusedTotal: 1, alarm: true });
   });
 
-  it('stops sampling once closed, keeping the last state', async () => {
+  it('runs no timer: an idle member changes state only when looked at', async () => {
     const clock = new ManualClock();
     const { heap, sampler } = fakeHeap();
     const monitor = new MemoryMonitor({ clock, sampler, pollMs: 10, highPercent: 50 });
     monitor.start();
-    monitor.close();
-    monitor.close();
     heap.usedBytes = 900;
     await clock.advance(1000);
+    expect(heap.samples).toBe(1);
     expect(monitor.alarmed).toBe(false);
-    expect(monitor.status().usedBytes).toBe(100);
+    expect(monitor.status().alarm).toBe(true); // reading the status samples
   });
 
   it('refuses a poll interval that is not a positive integer', () => {
