@@ -19,7 +19,7 @@ import { MqError, assert } from '@spoolmq/engine';
 export interface HeapSample {
   /** Bytes of the heap in use, garbage not yet collected included (`used_heap_size`). >= 0. */
   readonly usedBytes: number;
-  /** The most the heap may grow to before V8 aborts the process (`heap_size_limit`). > 0. */
+  /** The most the heap may grow to before V8 aborts the process (the old space's limit). > 0. */
   readonly limitBytes: number;
 }
 

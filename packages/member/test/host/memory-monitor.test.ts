@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
-import { MemoryMonitor, v8HeapSampler } from '../../src/host/memory-monitor.js';
+import { getHeapStatistics } from 'node:v8';
+import { MemoryMonitor, oldSpaceLimitOf, v8HeapSampler } from '../../src/host/memory-monitor.js';
 
 /** A heap whose use the test sets, against a limit of 1,000 bytes; counts its samples. */
 function fakeHeap() {
@@ -57,9 +58,17 @@ describe('MemoryMonitor', () => {
     expect(() => new MemoryMonitor({ clock, pollMs: 0 })).toThrow(/pollMs/);
   });
 
-  it('reads the real V8 heap by default', () => {
+  it('reads the real V8 heap by default, against the old space\'s limit', () => {
     const sample = v8HeapSampler();
     expect(sample.usedBytes).toBeGreaterThan(0);
     expect(sample.limitBytes).toBeGreaterThan(sample.usedBytes);
+    expect(sample.limitBytes).toBe(oldSpaceLimitOf(getHeapStatistics().heap_size_limit));
+  });
+
+  it('takes the young generation off the heap limit (--max-old-space-size=96: 144 MiB)', () => {
+    const MiB = 1024 ** 2;
+    expect(oldSpaceLimitOf(144 * MiB)).toBe(96 * MiB);
+    expect(oldSpaceLimitOf(4144 * MiB)).toBe(4096 * MiB);
+    expect(oldSpaceLimitOf(60 * MiB)).toBe(40 * MiB); // a smaller build: at most a third
   });
 });
