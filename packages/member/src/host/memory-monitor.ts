@@ -35,11 +35,11 @@ export const V8_YOUNG_GENERATION_BYTES = 3 * 16 * 1024 ** 2;
  * process when the old generation outgrows `--max-old-space-size`, and `heap_size_limit` is that
  * plus the young generation (a 96 MiB old space reports 144 MiB). Measured against the whole
  * limit, an 80% mark would sit above the old space's own limit on a small heap and never fire
- * before the abort. At most a third of the limit is taken off, for builds with a smaller young
- * generation.
+ * before the abort. At most half the limit is taken off: a build or a small machine with a
+ * smaller young generation then gets a mark that errs early, never late.
  */
 export function oldSpaceLimitOf(heapSizeLimitBytes: number): number {
-  const young = Math.min(V8_YOUNG_GENERATION_BYTES, Math.floor(heapSizeLimitBytes / 3));
+  const young = Math.min(V8_YOUNG_GENERATION_BYTES, Math.floor(heapSizeLimitBytes / 2));
   return heapSizeLimitBytes - young;
 }
 

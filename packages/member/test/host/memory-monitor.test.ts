@@ -69,6 +69,7 @@ describe('MemoryMonitor', () => {
     const MiB = 1024 ** 2;
     expect(oldSpaceLimitOf(144 * MiB)).toBe(96 * MiB);
     expect(oldSpaceLimitOf(4144 * MiB)).toBe(4096 * MiB);
-    expect(oldSpaceLimitOf(60 * MiB)).toBe(40 * MiB); // a smaller build: at most a third
+    expect(oldSpaceLimitOf(96 * MiB)).toBe(48 * MiB); // --max-old-space-size=48
+    expect(oldSpaceLimitOf(60 * MiB)).toBe(30 * MiB); // a smaller build: at most half
   });
 });
