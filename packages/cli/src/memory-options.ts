@@ -99,8 +99,9 @@ export function memoryEvents(before: MemberStatus, after: MemberStatus): Operato
   const out: OperatorEvent[] = [];
   if (raised > 0) {
     const message =
-      `memory alarm on ${member}: heap ${now.usedBytes ?? '?'} of ${now.limitBytes ?? '?'} ` +
-      `bytes, above the high mark of ${now.highPercent}%; sends and queue creation answer 503`;
+      `memory alarm on ${member}: heap rose above ${now.highPercent}% of ` +
+      `${now.limitBytes ?? '?'} bytes (now ${now.usedBytes ?? '?'}); sends and queue creation ` +
+      'answer 503 until it is below the clear mark';
     out.push({ level: 'warn', fields: { event: 'memory_alarm_raised', ...fields }, message });
   }
   if (!now.alarm && (raised > 0 || was?.alarm === true)) {

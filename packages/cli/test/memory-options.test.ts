@@ -39,7 +39,7 @@ describe('memory options', () => {
     const back = status(memory(false, 1, 600));
     const blip = status(memory(false, 2, 600));
     expect(kinds(ok, high)).toEqual([['warn', 'memory_alarm_raised']]);
-    expect(memoryEvents(ok, high)[0]?.message).toMatch(/heap 850 of 1000 bytes.*80%.*503/);
+    expect(memoryEvents(ok, high)[0]?.message).toMatch(/above 80% of 1000 bytes \(now 850\).*503/);
     expect(kinds(high, high)).toEqual([]);
     expect(kinds(high, back)).toEqual([['info', 'memory_alarm_cleared']]);
     expect(kinds(back, blip)).toEqual([
