@@ -651,6 +651,7 @@ export class Member implements AccountsHost {
     this.closing = true;
     if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
     this.disk?.close();
+    this.memory.close();
     this.recovery.close();
     await this.recovery.settled();
     const closed = unavailable(`member ${this.id} closed`);

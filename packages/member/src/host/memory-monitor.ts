@@ -7,7 +7,15 @@
 // is a test's manual clock does not fill it with sampling timers. The interval is short because
 // a heap fills faster than a disk (at 50,000 sends/s of metadata, the last 20% of a 384 MB heap
 // lasts a few seconds); an idle member is sampled whenever anyone looks at it.
+//
+// The heap in use counts garbage until a mark-compact frees it, and V8 lets garbage pile up to
+// an allocation limit that, near the heap's limit, sits above the clear mark: a sample at a
+// random moment after consumers drained still reads high, and the alarm would clear only by luck.
+// So the process's own heap is also sampled right after every major collection (a `gc`
+// performance entry), when the heap in use is the live data: the low point that clears the
+// alarm once the drain freed enough, and the value V8 itself judges exhaustion by.
 
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { MqError } from '@spoolmq/engine';
 import type { Clock } from './clock.js';
@@ -56,7 +64,7 @@ export type MemoryMonitorStatus = MemoryWatermarkStatus;
 
 export interface MemoryMonitorOptions {
   readonly clock: Clock;
-  /** Default v8HeapSampler. */
+  /** Default v8HeapSampler, which is also sampled after every major collection. */
   readonly sampler?: HeapSampler;
   /** Interval between samples in ms, >= 1. Default MEMORY_POLL_MS_DEFAULT. */
   readonly pollMs?: number;
@@ -72,6 +80,8 @@ export class MemoryMonitor {
   private readonly pollMs: number;
   /** Clock time of the latest sample; null before the first. */
   private sampledAtMs: number | null = null;
+  /** Samples after each major collection (the process's own heap only); null when closed. */
+  private gcObserver: PerformanceObserver | null = null;
 
   constructor(private readonly options: MemoryMonitorOptions) {
     this.pollMs = options.pollMs ?? MEMORY_POLL_MS_DEFAULT;
@@ -82,9 +92,24 @@ export class MemoryMonitor {
     this.watermark = new MemoryWatermark(options.highPercent);
   }
 
-  /** Takes a sample now (so a member starting above the mark refuses from its first call). */
+  /**
+   * Takes a sample now (so a member starting above the mark refuses from its first call) and,
+   * on the process's own heap, after every major collection until `close()`.
+   */
   start(): void {
     this.sample(this.options.clock.nowMs());
+    if (this.sampler !== v8HeapSampler || this.gcObserver !== null) return;
+    this.gcObserver = new PerformanceObserver((list) => {
+      const major = list.getEntries().some((entry) => isMajorGc(entry));
+      if (major && this.gcObserver !== null) this.sample(this.options.clock.nowMs());
+    });
+    this.gcObserver.observe({ entryTypes: ['gc'] });
+  }
+
+  /** Stops sampling after collections; the alarm keeps its state. Idempotent. */
+  close(): void {
+    this.gcObserver?.disconnect();
+    this.gcObserver = null;
   }
 
   /** 503 unavailable (counted) while the alarm is raised, else null; samples when due. */
@@ -115,4 +140,10 @@ export class MemoryMonitor {
     const change = this.watermark.observe(this.sampler());
     if (change !== null) this.options.onChange?.(change, this.watermark.status());
   }
+}
+
+/** Whether a `gc` entry is of a mark-compact (after which the heap in use is live data). */
+function isMajorGc(entry: object): boolean {
+  const kind = (entry as { detail?: { kind?: unknown } }).detail?.kind;
+  return kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR;
 }

@@ -65,6 +65,15 @@ describe('MemoryMonitor', () => {
     expect(sample.limitBytes).toBe(oldSpaceLimitOf(getHeapStatistics().heap_size_limit));
   });
 
+  it('watches major collections of the real heap until closed', () => {
+    const monitor = new MemoryMonitor({ clock: new ManualClock() });
+    monitor.start();
+    monitor.start(); // one observer, not two
+    expect(monitor.status().usedBytes).toBeGreaterThan(0);
+    monitor.close();
+    monitor.close();
+  });
+
   it('takes the young generation off the heap limit (--max-old-space-size=96: 144 MiB)', () => {
     const MiB = 1024 ** 2;
     expect(oldSpaceLimitOf(144 * MiB)).toBe(96 * MiB);
