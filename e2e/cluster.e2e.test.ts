@@ -3,14 +3,21 @@
 // deployments. Every scenario runs a bounded load through the gateway and checks what was
 // acknowledged against what came out: received, lost (always 0), redelivered.
 
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { MEMBER_ELECTION_TIMEOUT_MS } from '@spoolmq/testkit';
 import { ComposeCluster } from './compose-cluster.js';
 import { QueueHttp, isDelivery } from './queue-http.js';
-import { WORKLOAD_QUEUE_SETTINGS, Workload, formatTally, type Tally, type WorkloadOptions } from './workload.js';
+import {
+  WORKLOAD_QUEUE_SETTINGS,
+  Workload,
+  formatTally,
+  type Tally,
+  type WorkloadOptions,
+} from './workload.js';
 
 const ACCOUNT = 'e2e';
 const SPOOL = 'default';
@@ -22,6 +29,11 @@ const HELD_LEASES = 5;
 let cluster: ComposeCluster;
 let key: string;
 let http: QueueHttp;
+let scenarioStartMs = 0;
+
+function seconds(sinceMs: number): string {
+  return ((performance.now() - sinceMs) / 1_000).toFixed(1);
+}
 
 /** A steady, bounded load on its own queue. */
 function loadOptions(queue: string, overrides: Partial<WorkloadOptions> = {}): WorkloadOptions {
@@ -38,7 +50,10 @@ function loadOptions(queue: string, overrides: Partial<WorkloadOptions> = {}): W
   };
 }
 
-async function startLoad(queue: string, overrides: Partial<WorkloadOptions> = {}): Promise<Workload> {
+async function startLoad(
+  queue: string,
+  overrides: Partial<WorkloadOptions> = {},
+): Promise<Workload> {
   expect((await http.createQueue(queue, WORKLOAD_QUEUE_SETTINGS)).status).toBe(201);
   const load = new Workload(http, loadOptions(queue, overrides));
   load.start();
@@ -70,15 +85,23 @@ function report(scenario: string, tally: Tally): Tally {
 }
 
 beforeAll(async () => {
+  const startedMs = performance.now();
   cluster = await ComposeCluster.up(inject('e2eImage'));
+  process.stdout.write(`e2e: the compose cluster was up in ${seconds(startedMs)} s\n`);
   // As the README's compose section: a key for the whole cluster from any member's admin API.
   key = await cluster.admin(cluster.members[0]!, ['accounts', 'create', ACCOUNT, '-q']);
   http = new QueueHttp(cluster.apiUrl, key, SPOOL);
 });
 
+beforeEach(() => {
+  scenarioStartMs = performance.now();
+});
+
 afterEach(async (context) => {
+  process.stdout.write(`e2e: '${context.task.name}' took ${seconds(scenarioStartMs)} s\n`);
   if (context.task.result?.state !== 'fail' || cluster === undefined) return;
-  const dir = join(tmpdir(), `${cluster.project}-logs`, context.task.name.slice(0, 40).replace(/\W+/g, '-'));
+  const scenario = context.task.name.slice(0, 40).replace(/\W+/g, '-');
+  const dir = join(tmpdir(), `${cluster.project}-logs`, scenario);
   await cluster.saveLogs(dir);
   process.stdout.write(`e2e: the services' logs after the failure are in ${dir}\n`);
 });
@@ -99,7 +122,8 @@ describe('the compose cluster', () => {
     // The image's own `mq` command against the gateway, as a user in the container would.
     const cli = await cluster.cli('gateway', ['send', 'jobs', 'hi from mq', '--key', key]);
     expect(cli).toMatch(/^sent [0-9a-f]+$/);
-    const recv = await cluster.cli('gateway', ['recv', 'jobs', '--wait', '5', '--ack', '--key', key]);
+    const recvArgs = ['recv', 'jobs', '--wait', '5', '--ack', '--key', key];
+    const recv = await cluster.cli('gateway', recvArgs);
     expect(recv).toBe('hi from mq');
     process.stdout.write('e2e walk-through: acknowledged 2, received 2, lost 0\n');
   });
@@ -141,7 +165,7 @@ describe('the compose cluster', () => {
   });
 
   it('restarts the whole cluster from its volumes', async () => {
-    const load = await startLoad('volumes', { consumers: 0, maxSends: 300 });
+    const load = await startLoad('volumes', { consumers: 0, maxSends: 300, sendsPerSecond: 50 });
     const sent = await load.sendsDone();
     await cluster.down();
     await cluster.start();
@@ -162,13 +186,20 @@ describe('the compose cluster', () => {
       await cluster.restart(member);
       await progress(load);
       const settled = await load.settle(leases);
-      for (const [status, count] of Object.entries(settled)) held[status] = (held[status] ?? 0) + count;
-      rounds.push(`${member}${member === before ? ' (primary)' : ''}: held leases ${JSON.stringify(settled)}`);
+      for (const [status, count] of Object.entries(settled)) {
+        held[status] = (held[status] ?? 0) + count;
+      }
+      const role = member === before ? ' (primary)' : '';
+      rounds.push(`${member}${role}: held leases ${JSON.stringify(settled)}`);
     }
-    const tally = report('rolling restart (docker restart, SIGTERM) of every member', await load.finish());
+    const scenario = 'rolling restart (docker restart, SIGTERM) of every member';
+    const tally = report(scenario, await load.finish());
     process.stdout.write(`e2e rolling restart: ${rounds.join('; ')}\n`);
     expect(held).toEqual({ 204: cluster.members.length * HELD_LEASES });
     expect(tally.redelivered).toBe(0);
     expect(tally.acks['410'] ?? 0).toBe(0);
+    // A planned restart leaves no write unconfirmed: the stopping member drains its calls.
+    expect(tally.retried.sends['500'] ?? 0).toBe(0);
+    expect(tally.retried.acks['500'] ?? 0).toBe(0);
   });
 });

@@ -97,7 +97,9 @@ export class ComposeCluster {
       if (service.command[0] === 'member') {
         const peers = this.file.services.filter((s) => s.command[0] === 'member');
         const started = await Promise.allSettled(peers.map((s) => this.startService(s)));
-        started.forEach((r, i) => r.status === 'fulfilled' && this.containers.set(peers[i]!.name, r.value));
+        started.forEach((r, i) => {
+          if (r.status === 'fulfilled') this.containers.set(peers[i]!.name, r.value);
+        });
         const failed = started.find((r) => r.status === 'rejected');
         if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
       } else {
@@ -106,23 +108,31 @@ export class ComposeCluster {
     }
   }
 
-  /** `docker compose down`: every container stopped gracefully and removed; volumes kept. */
+  /**
+   * `docker compose down`: every container stopped gracefully and removed; volumes kept. As
+   * compose, dependents first (the gateway), then the members together.
+   */
   async down(): Promise<void> {
-    const names = [...this.containers.keys()].reverse();
-    for (const name of names) {
-      const timeout = this.service(name).stopGraceMs;
-      await this.containers.get(name)!.stop({ timeout, remove: true, removeVolumes: true });
-      this.containers.delete(name);
-    }
+    const names = [...this.containers.keys()];
+    const members = new Set(this.members);
+    for (const name of names.filter((n) => !members.has(n)).reverse()) await this.stop(name);
+    await Promise.all(names.filter((n) => members.has(n)).map((name) => this.stop(name)));
     await this.network?.stop();
     this.network = undefined;
+  }
+
+  private async stop(name: string): Promise<void> {
+    const timeout = this.service(name).stopGraceMs;
+    await this.containers.get(name)!.stop({ timeout, remove: true, removeVolumes: true });
+    this.containers.delete(name);
   }
 
   /** `down`, then the volumes removed too (`docker compose down -v`). */
   async destroy(): Promise<void> {
     try {
       for (const container of this.containers.values()) {
-        await this.client.container.dockerode.getContainer(container.getId()).unpause().catch(() => {});
+        const paused = this.client.container.dockerode.getContainer(container.getId());
+        await paused.unpause().catch(() => {});
       }
       await this.down();
     } finally {
@@ -132,14 +142,16 @@ export class ComposeCluster {
         all: true,
         filters: { label: [`${E2E_LABEL}=${this.project}`] },
       });
-      for (const info of left) await dockerode.getContainer(info.Id).remove({ force: true, v: true });
+      for (const info of left) {
+        await dockerode.getContainer(info.Id).remove({ force: true, v: true });
+      }
       for (const network of await dockerode.listNetworks({
         filters: { label: [`${E2E_LABEL}=${this.project}`] },
       })) {
         await dockerode.getNetwork(network.Id).remove();
       }
       for (const volume of this.file.volumes) {
-        await this.client.container.dockerode.getVolume(this.volumeName(volume)).remove().catch(() => {});
+        await dockerode.getVolume(this.volumeName(volume)).remove().catch(() => {});
       }
     }
   }
@@ -187,9 +199,11 @@ export class ComposeCluster {
 
   /** `mq ARGS` run inside a service's container; its standard output, trimmed. */
   async cli(service: string, args: readonly string[]): Promise<string> {
-    const result = await this.container(service).exec(['node', 'packages/cli/dist/main.js', ...args]);
+    const command = ['node', 'packages/cli/dist/main.js', ...args];
+    const result = await this.container(service).exec(command);
     if (result.exitCode !== 0) {
-      throw new Error(`mq ${args.join(' ')} in ${service}: exit ${result.exitCode}: ${result.output}`);
+      const how = `exit ${result.exitCode}: ${result.output}`;
+      throw new Error(`mq ${args.join(' ')} in ${service}: ${how}`);
     }
     return result.stdout.trim();
   }

@@ -34,6 +34,8 @@ export interface WorkloadOptions {
   readonly maxDurationMs: number;
 }
 
+type StatusCounts = Readonly<Record<string, number>>;
+
 export interface Tally {
   readonly acknowledged: number;
   readonly received: number;
@@ -45,6 +47,11 @@ export interface Tally {
   /** Payloads received that no send carried. */
   readonly unexpected: number;
   readonly acks: Readonly<Record<string, number>>;
+  /**
+   * Answers that were retried, by status: a 500 here is a write whose outcome the cluster could
+   * not confirm (operation_unconfirmed), which a planned restart should never cause.
+   */
+  readonly retried: { readonly sends: StatusCounts; readonly acks: StatusCounts };
   readonly longestSendMs: number;
 }
 
@@ -54,6 +61,8 @@ export class Workload {
   private readonly sent = new Set<string>();
   private readonly deliveries = new Map<string, number>();
   private readonly ackStatuses = new Map<number, number>();
+  private readonly sendRetries = new Map<number, number>();
+  private readonly ackRetries = new Map<number, number>();
   private longestSendMs = 0;
   private sendsStarted = 0;
   private sending = false;
@@ -73,7 +82,9 @@ export class Workload {
     for (let lane = 0; lane < this.options.senders; lane++) {
       this.senders.push(this.sendLane(lane, deadline));
     }
-    for (let lane = 0; lane < this.options.consumers; lane++) this.consumers.push(this.consumeLane());
+    for (let lane = 0; lane < this.options.consumers; lane++) {
+      this.consumers.push(this.consumeLane());
+    }
   }
 
   /** Sends acknowledged so far (for waiting until the load is under way). */
@@ -168,6 +179,7 @@ export class Workload {
       if (!SEND_RETRY_STATUSES.has(answer.status)) {
         throw new Error(`send ${payload}: ${answer.status} ${answer.body}`);
       }
+      count(this.sendRetries, answer.status);
       await sleep(RETRY_PAUSE_MS);
     }
     this.unconfirmed.add(payload);
@@ -196,13 +208,14 @@ export class Workload {
     for (let attempt = 1; attempt <= ACK_ATTEMPTS_MAX; attempt++) {
       status = (await this.http.ack(lease)).status;
       if (!ACK_RETRY_STATUSES.has(status)) return status;
+      count(this.ackRetries, status);
       await sleep(RETRY_PAUSE_MS);
     }
     return status;
   }
 
   private countAck(status: number): void {
-    this.ackStatuses.set(status, (this.ackStatuses.get(status) ?? 0) + 1);
+    count(this.ackStatuses, status);
   }
 
   private received(payload: string): void {
@@ -224,18 +237,33 @@ export class Workload {
       redelivered,
       unconfirmed: this.unconfirmed.size,
       unexpected,
-      acks: Object.fromEntries([...this.ackStatuses].map(([s, n]) => [String(s), n])),
+      acks: byStatus(this.ackStatuses),
+      retried: { sends: byStatus(this.sendRetries), acks: byStatus(this.ackRetries) },
       longestSendMs: Math.round(this.longestSendMs),
     };
   }
 }
 
+function count(counts: Map<number, number>, status: number): void {
+  counts.set(status, (counts.get(status) ?? 0) + 1);
+}
+
+function byStatus(counts: ReadonlyMap<number, number>): Record<string, number> {
+  return Object.fromEntries([...counts].map(([status, n]) => [String(status), n]));
+}
+
+function statuses(counts: Readonly<Record<string, number>>): string {
+  const listed = Object.entries(counts).map(([s, n]) => `${s}:${n}`).join(' ');
+  return listed === '' ? 'none' : listed;
+}
+
 /** One line a person reads in CI's log. */
 export function formatTally(scenario: string, tally: Tally): string {
-  const acks = Object.entries(tally.acks).map(([s, n]) => `${s}:${n}`).join(' ');
   return (
     `e2e ${scenario}: acknowledged ${tally.acknowledged}, received ${tally.received}, ` +
     `lost ${tally.lost}, redelivered ${tally.redelivered}, unconfirmed ${tally.unconfirmed}, ` +
-    `unexpected ${tally.unexpected}; acks ${acks}; longest send ${tally.longestSendMs} ms`
+    `unexpected ${tally.unexpected}; acks ${statuses(tally.acks)}; retried sends ` +
+    `${statuses(tally.retried.sends)}, acks ${statuses(tally.retried.acks)}; ` +
+    `longest send ${tally.longestSendMs} ms`
   );
 }

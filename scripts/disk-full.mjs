@@ -9,12 +9,18 @@
 //              answer must be 201, 500 operation_unconfirmed or 503 (the member recovers in
 //              process, never exits); then the ballast is deleted, the member must recover and
 //              serve again, and every message answered 201 must still be there.
+//   fullstart: a member with a 32 MiB disk ballast (--disk-ballast) and 100 messages is closed,
+//              the volume is filled to the last byte, and the member starts again: it must
+//              come up (the ballast makes room), list, read stats, receive and ack, answer
+//              sends 507 storage_full; once the filler goes, sends resume and the ballast is
+//              written again, all in the same process, and no message is lost.
 // Prints what it saw and exits 1 on a violation, 2 when it cannot mount (not root, no tmpfs).
 // Bounded: at most SENDS_MAX sends a phase and PHASE_SECONDS_MAX seconds a wait.
-// SKIP_WATERMARK=1 runs the enospc phase alone. About 2 minutes for both.
+// SKIP_WATERMARK=1 skips the watermark phase; ONLY_FULLSTART=1 runs the fullstart phase alone.
+// About 2 minutes for all three.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync, rmdirSync, statfsSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync, rmdirSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServe } from '../packages/cli/dist/index.js';
@@ -62,10 +68,17 @@ function unmount(dir) {
   rmdirSync(dir);
 }
 
-async function start(dir, reserveBytes, ballastMiB) {
+async function start(dir, reserveBytes, ballastMiB, extra = {}) {
   const ballast = join(dir, 'ballast');
   writeFileSync(ballast, randomBytes(ballastMiB * MiB));
-  const server = await startServe({
+  const server = await serve(dir, reserveBytes, extra);
+  await server.member.admin.createAccount('t', undefined);
+  const key = (await server.member.admin.createKey('t')).key;
+  return { server, ballast, key, ...client(server, key) };
+}
+
+function serve(dir, reserveBytes, extra = {}) {
+  return startServe({
     dataDir: join(dir, 'data'),
     host: '127.0.0.1',
     port: 0,
@@ -77,9 +90,11 @@ async function start(dir, reserveBytes, ballastMiB) {
     adminTls: null,
     connectionsPerAddress: 64,
     diskReserveBytes: reserveBytes,
+    ...extra,
   });
-  await server.member.admin.createAccount('t', undefined);
-  const key = (await server.member.admin.createKey('t')).key;
+}
+
+function client(server, key) {
   const headers = { authorization: `Bearer ${key}` };
   const v1 = server.baseUrl;
   const call = async (method, path, body, extra = {}) => {
@@ -94,7 +109,7 @@ async function start(dir, reserveBytes, ballastMiB) {
       return undefined;
     }
   };
-  return { server, ballast, call, kind };
+  return { call, kind };
 }
 
 async function until(what, condition) {
@@ -201,7 +216,94 @@ async function enospcPhase() {
   }
 }
 
-if (process.env.SKIP_WATERMARK !== '1') await watermarkPhase();
-await enospcPhase();
+/** Writes a file until the volume answers ENOSPC, down to single bytes: 0 bytes free after. */
+function fill(path) {
+  const fd = openSync(path, 'w');
+  let bytes = 0;
+  try {
+    for (const size of [MiB, 4096, 1]) {
+      const chunk = Buffer.alloc(size);
+      for (;;) {
+        try {
+          bytes += writeSync(fd, chunk);
+        } catch (error) {
+          if (error.code !== 'ENOSPC') throw error;
+          break;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
+const FULLSTART_VOLUME_MIB = 128;
+const FULLSTART_BALLAST_MIB = 32;
+
+async function fullStartPhase() {
+  console.log(`\nfullstart: tmpfs ${FULLSTART_VOLUME_MIB} MiB, reserve 24 MiB, member ballast ${FULLSTART_BALLAST_MIB} MiB`);
+  const dir = mountTmpfs(FULLSTART_VOLUME_MIB);
+  const options = { diskBallastBytes: FULLSTART_BALLAST_MIB * MiB };
+  const memberBallast = join(dir, 'data', 'disk-ballast');
+  const ballastSize = () => { try { return statSync(memberBallast).size; } catch { return 0; } };
+  let server = null;
+  try {
+    const first = await start(dir, 24 * MiB, 0, options);
+    server = first.server;
+    const written = await until('ballast', async () => ballastSize() === FULLSTART_BALLAST_MIB * MiB);
+    check(written, `the member wrote its ${FULLSTART_BALLAST_MIB} MiB ballast`);
+    check((await first.call('PUT', '/spools/default/queues/jobs')).status === 201, 'queue created');
+    let sent = 0;
+    for (let i = 0; i < 100; i++) {
+      if ((await first.call('POST', '/spools/default/queues/jobs/send', payload())).status === 201) sent++;
+    }
+    check(sent === 100, `100 sends answered 201 (${sent})`);
+    await server.close();
+    server = null;
+    const filler = join(dir, 'filler');
+    const filled = fill(filler);
+    console.log(`  member closed; filler of ${(filled / MiB).toFixed(1)} MiB written: ${freeMiB(dir)} MiB free`);
+    check(statfsSync(dir).bavail === 0, 'the volume is full to the last byte');
+    const startedMs = Date.now();
+    server = await serve(dir, 24 * MiB, options);
+    const { call, kind } = client(server, first.key);
+    console.log(`  started again in ${Date.now() - startedMs} ms; ${freeMiB(dir)} MiB free`);
+    check(ballastSize() === 0, 'the member deleted its ballast to start');
+    const listed = await call('GET', '/spools/default/queues/jobs/messages?limit=1000');
+    const items = listed.status === 200 ? JSON.parse(listed.bytes.toString()).items.length : -1;
+    check(listed.status === 200 && items === 100, `listing answers ${listed.status} with ${items} messages`);
+    check((await call('GET', '/spools/default/stats')).status === 200, 'stats answer 200');
+    const refused = await call('POST', '/spools/default/queues/jobs/send', payload());
+    check(refused.status === 507 && kind(refused) === 'storage_full', `a send answers ${refused.status} ${kind(refused)}`);
+    let taken = 0;
+    for (let i = 0; i < 10; i++) {
+      const got = await call('POST', '/spools/default/queues/jobs/recv?waitSeconds=0');
+      if (got.status !== 200) break;
+      const ack = await call('POST', '/spools/default/ack', undefined, { 'svc-lease': got.headers.get('svc-lease') });
+      if (ack.status === 204) taken++;
+    }
+    check(taken === 10, `10 receives and acks succeed on the full volume (${taken})`);
+    rmSync(filler);
+    const cleared = await until('clear', async () => server.member.diskStatus()?.alarm === false);
+    check(cleared, `alarm cleared once the filler went (${freeMiB(dir)} MiB free)`);
+    const after = await call('POST', '/spools/default/queues/jobs/send', payload());
+    check(after.status === 201, `a send then answers ${after.status}`);
+    const rewritten = await until('ballast', async () => ballastSize() === FULLSTART_BALLAST_MIB * MiB);
+    check(rewritten, 'the ballast was written again');
+    const drained = await drain(call);
+    check(drained === 91, `every message is there: ${drained} of 91 drained`);
+    check(server.member.status().storageRecovery?.startedTotal === 0, 'no storage failure happened');
+  } finally {
+    await server?.close();
+    unmount(dir);
+  }
+}
+
+if (process.env.ONLY_FULLSTART !== '1') {
+  if (process.env.SKIP_WATERMARK !== '1') await watermarkPhase();
+  await enospcPhase();
+}
+await fullStartPhase();
 console.log(violations === 0 ? '\nno violations' : `\n${violations} violations`);
 process.exit(violations === 0 ? 0 : 1);

@@ -39,14 +39,34 @@ cleanup() {
       # This script's own daemon: containers a failed image build left behind go too.
       "$DOCKER" container prune -f >/dev/null || true
     fi
+    local left
+    left=$( ( "$DOCKER" ps -aq --filter "label=$LABEL"; "$DOCKER" network ls -q --filter "label=$LABEL"
+      "$DOCKER" volume ls -q --filter "label=$LABEL" ) | wc -l)
+    if [ "$left" -ne 0 ]; then
+      echo "with-docker: $left labelled containers, networks or volumes are left" >&2
+      if [ "$status" -eq 0 ]; then status=1; fi
+    fi
   fi
   if [ -n "$DOCKERD_PID" ]; then
+    # Its children (containerd, shims) must end with it: checked below.
+    local children
+    children=$(pgrep -P "$DOCKERD_PID" | tr '\n' ' ' || true)
     kill -TERM "$DOCKERD_PID" 2>/dev/null || true
     for _ in $(seq "$DOCKERD_STOP_TIMEOUT_S"); do
       kill -0 "$DOCKERD_PID" 2>/dev/null || break
       sleep 1
     done
     if kill -0 "$DOCKERD_PID" 2>/dev/null; then kill -KILL "$DOCKERD_PID" 2>/dev/null || true; fi
+    for pid in $children; do
+      for _ in $(seq "$DOCKERD_STOP_TIMEOUT_S"); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 1
+      done
+      if kill -0 "$pid" 2>/dev/null; then
+        echo "with-docker: dockerd's child $pid ($(cat /proc/"$pid"/comm 2>/dev/null)) is left" >&2
+        if [ "$status" -eq 0 ]; then status=1; fi
+      fi
+    done
     say "stopped the dockerd it started"
     if [ "$status" -ne 0 ] && [ -n "$DOCKERD_LOG" ]; then tail -n 20 "$DOCKERD_LOG" >&2 || true; fi
     rm -f "$DOCKERD_LOG"

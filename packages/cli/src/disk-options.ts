@@ -8,13 +8,20 @@ import { UsageError } from './usage-error.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 
-export const DISK_FLAGS = { 'disk-reserve': { type: 'string' } } as const;
+export const DISK_FLAGS = {
+  'disk-reserve': { type: 'string' },
+  'disk-ballast': { type: 'string' },
+} as const;
 
 export const DISK_USAGE = `\
   --disk-reserve SIZE Free space kept on the data volume: below it sends and queue creation
                       answer 507 storage_full (receive, ack, delete go on); cleared 10% above.
                       Bytes, or with KiB, MiB, GiB, TiB. Default the larger of 1GiB and 5% of
-                      the volume. Env MQ_DISK_RESERVE.`;
+                      the volume. Env MQ_DISK_RESERVE.
+  --disk-ballast SIZE Emergency ballast file kept in the data directory, deleted when the
+                      volume has less room than it holds, so a member on a full volume still
+                      starts and drains; written again once there is room. Default 0 (none).
+                      Env MQ_DISK_BALLAST.`;
 
 const UNITS: Readonly<Record<string, number>> = {
   '': 1,
@@ -35,11 +42,21 @@ export function parseSizeBytes(text: string, source: string): number {
   return bytes;
 }
 
-/** The reserve when given (flag over environment); {} for the default. */
-export function diskOf(flags: Flags, env: Env): { readonly diskReserveBytes?: number } {
-  const given = flagOrEnv(flags, 'disk-reserve', env, 'MQ_DISK_RESERVE');
-  if (given === undefined) return {};
-  return { diskReserveBytes: parseSizeBytes(given.value, given.source) };
+/** The reserve and the ballast when given (flag over environment); {} for the defaults. */
+export function diskOf(
+  flags: Flags,
+  env: Env,
+): { readonly diskReserveBytes?: number; readonly diskBallastBytes?: number } {
+  const reserve = flagOrEnv(flags, 'disk-reserve', env, 'MQ_DISK_RESERVE');
+  const ballast = flagOrEnv(flags, 'disk-ballast', env, 'MQ_DISK_BALLAST');
+  return {
+    ...(reserve === undefined
+      ? {}
+      : { diskReserveBytes: parseSizeBytes(reserve.value, reserve.source) }),
+    ...(ballast === undefined
+      ? {}
+      : { diskBallastBytes: parseSizeBytes(ballast.value, ballast.source) }),
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
 // does, and each step is logged here. Messages from peers that contradict the member's log are
 // dropped and logged, never fatal.
 
-import type { RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
+import type { BallastEvent, RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
 import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
@@ -19,6 +19,8 @@ export interface GroupFailureWatch {
     readonly onGroupFailure: (group: string, error: Error) => void;
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
     readonly onTornTail: (report: TornTailReport) => void;
+    readonly onHardStateRestored: (group: string) => void;
+    readonly onDiskBallast: (event: BallastEvent) => void;
     readonly onStorageRecovery: (event: RecoveryEvent) => void;
     readonly onPayloadUnrepaired: (report: UnrepairedPayload) => void;
   };
@@ -29,6 +31,7 @@ export interface GroupFailureWatch {
 export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatch {
   let report: (group: string) => void = () => undefined;
   const failed = new Promise<string>((resolve) => (report = resolve));
+  const keptSnapshots = new Set<string>();
   return {
     failed,
     hooks: {
@@ -39,8 +42,24 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       onRaftRejected: (group, from, reason) => {
         logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
       },
-      onTornTail: (report) => logTornTail(logger, report),
+      onTornTail: (report) => {
+        // A sole member's corrupt snapshot is found again at every start attempt: log it once.
+        if (report.reason === 'snapshot-kept') {
+          if (keptSnapshots.has(report.group)) return;
+          keptSnapshots.add(report.group);
+        }
+        logTornTail(logger, report);
+      },
+      onHardStateRestored: (group) => {
+        logger?.error(
+          { group },
+          `raft group ${group}: the hard state record failed its checksum (bad bytes on disk); ` +
+            'term, vote and damage mark were restored from its copy and the record rewritten ' +
+            '(mq_member_storage_hard_states_restored_total)',
+        );
+      },
       onStorageRecovery: (event) => logRecovery(logger, event),
+      onDiskBallast: (event) => logBallast(logger, event),
       onPayloadUnrepaired: (report) => logUnrepaired(logger, report),
     },
   };
@@ -49,6 +68,25 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
 /** One line for entries dropped on load: bad bytes at error level, a stale tail at warn. */
 function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
   const { group, firstDroppedIndex: from, droppedEntries: count, reason } = report;
+  if (reason === 'snapshot') {
+    logger?.error(
+      { group, count, reason },
+      `raft group ${group}: its snapshot file failed its checksum (bad bytes on disk); it and ` +
+        `the ${count} entries after it were dropped and this replica starts empty, voting as ` +
+        'if it still held them until a peer has sent it a snapshot ' +
+        '(mq_member_storage_snapshots_corrupt_total, mq_member_raft_storage_damaged)',
+    );
+    return;
+  }
+  if (reason === 'snapshot-kept') {
+    logger?.error(
+      { group, reason },
+      `raft group ${group}: its snapshot file failed its checksum (bad bytes on disk) and no ` +
+        'peer holds a copy (sole member): what it held is lost, so this group stays down while ' +
+        'the others serve (mq_member_storage_snapshots_corrupt_total)',
+    );
+    return;
+  }
   if (reason === 'checksum') {
     logger?.error(
       { group, from, count, reason },
@@ -59,6 +97,33 @@ function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
     );
   } else {
     logger?.warn({ group, from, count, reason }, `raft group ${group}: dropped a stale log tail`);
+  }
+}
+
+/** One line per release (warn) and rewrite (info) of the disk ballast; a failed rewrite warns. */
+function logBallast(logger: Logger | undefined, event: BallastEvent): void {
+  const fields = { event: `disk_ballast_${event.kind}` };
+  switch (event.kind) {
+    case 'released':
+      logger?.warn(
+        { ...fields, bytes: event.bytes, freeBytes: event.freeBytes },
+        `data volume nearly full (${event.freeBytes} bytes free): deleted the ` +
+          `${event.bytes}-byte disk ballast so storage can open and consumers drain; ` +
+          'free space on the volume',
+      );
+      return;
+    case 'restored':
+      logger?.info(
+        { ...fields, bytes: event.bytes },
+        `disk ballast of ${event.bytes} bytes written again`,
+      );
+      return;
+    case 'restore_failed':
+      logger?.warn(
+        { ...fields, err: event.error },
+        `writing the disk ballast failed: ${event.error.message}`,
+      );
+      return;
   }
 }
 

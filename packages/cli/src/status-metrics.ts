@@ -103,10 +103,22 @@ const STORAGE_METRICS: readonly (readonly [
   ['mq_member_storage_bytes_written_total', 'counter', 'Encoded bytes written.', (s) => s.bytesWritten],
   ['mq_member_storage_snapshots_written_total', 'counter', 'Snapshot files written.', (s) => s.snapshotsWritten],
   [
+    'mq_member_storage_snapshots_corrupt_total',
+    'counter',
+    'Snapshot files that failed their checksum on load.',
+    (s) => s.snapshotsCorrupt,
+  ],
+  [
     'mq_member_storage_torn_entries_dropped_total',
     'counter',
     'Log entries dropped on load (bad checksum or a gap).',
     (s) => s.tornEntriesDropped,
+  ],
+  [
+    'mq_member_storage_hard_states_restored_total',
+    'counter',
+    'Hard state records found unreadable on load and restored from their copy.',
+    (s) => s.hardStatesRestored,
   ],
   ['mq_member_storage_pending_bytes', 'gauge', 'Bytes staged, not yet durable.', (s) => s.pendingBytes],
   ['mq_member_storage_pending_calls', 'gauge', 'Calls staged, not yet durable.', (s) => s.pendingCalls],

@@ -25,5 +25,11 @@ describe('disk options', () => {
     expect(diskOf({ 'disk-reserve': '2MiB' }, { MQ_DISK_RESERVE: '1MiB' })).toEqual({
       diskReserveBytes: 2 * 1_048_576,
     });
+    expect(diskOf({ 'disk-ballast': '64MiB' }, { MQ_DISK_RESERVE: '1MiB' })).toEqual({
+      diskReserveBytes: 1_048_576,
+      diskBallastBytes: 64 * 1_048_576,
+    });
+    expect(diskOf({}, { MQ_DISK_BALLAST: '1KiB' })).toEqual({ diskBallastBytes: 1024 });
+    expect(() => diskOf({ 'disk-ballast': 'big' }, {})).toThrow(/--disk-ballast/);
   });
 });

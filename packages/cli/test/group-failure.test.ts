@@ -37,6 +37,22 @@ describe('a Raft group that stops on its own state', () => {
     expect(String(c.logs[0]!['msg'])).toMatch(/failed their checksum .* repaired/);
   });
 
+  it('logs a corrupt snapshot: dropped for repair, or kept by a sole member (once per group)', () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    const group = 'spool:a/q#1';
+    watch.hooks.onTornTail({ group, firstDroppedIndex: 1, droppedEntries: 4, reason: 'snapshot' });
+    for (let i = 0; i < 3; i++) {
+      watch.hooks.onTornTail({ group, firstDroppedIndex: 1, droppedEntries: 0, reason: 'snapshot-kept' });
+    }
+    expect(c.logs.map((record) => [record['level'], record['group']])).toEqual([
+      [50, group],
+      [50, group],
+    ]);
+    expect(String(c.logs[0]!['msg'])).toMatch(/snapshot file failed its checksum .* sent it a snapshot/);
+    expect(String(c.logs[1]!['msg'])).toMatch(/no peer holds a copy .* stays down/);
+  });
+
   it('logs a payload no replica could repair in one error line naming spool, queue and seq', () => {
     const c = captureIo();
     const watch = watchGroupFailures(c.io.logger);

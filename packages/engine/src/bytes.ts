@@ -103,9 +103,9 @@ export class ByteWriter {
 }
 
 export class ByteReader {
-  private offset = 0;
+  protected offset = 0;
 
-  constructor(private readonly buffer: Uint8Array) {}
+  constructor(protected buffer: Uint8Array) {}
 
   get remaining(): number {
     return this.buffer.byteLength - this.offset;
@@ -176,6 +176,71 @@ export class ByteReader {
   }
 
   private need(length: number): void {
-    if (this.offset + length > this.buffer.byteLength) throw new CodecError('truncated input');
+    if (this.offset + length > this.buffer.byteLength) this.fill(length);
   }
+
+  /**
+   * Makes `buffer` hold at least `length` bytes from `offset` on, or throws: the whole input is
+   * in `buffer` here (ChunkReader brings in the next chunks).
+   */
+  protected fill(length: number): void {
+    void length;
+    throw new CodecError('truncated input');
+  }
+}
+
+/**
+ * A ByteReader over input that arrives as a sequence of chunks (a snapshot read from a file a
+ * chunk at a time), so decoding never needs the whole input in one buffer. A value that
+ * straddles chunks is read from a new buffer holding the rest of the current chunk and as many
+ * next chunks as it needs: at most one value plus one chunk more than the input's largest
+ * chunk. Views returned by `raw` stay valid (buffers are never reused). `remaining` counts the
+ * current buffer only (the total is unknown until the last chunk).
+ */
+export class ChunkReader extends ByteReader {
+  private readonly chunks: Iterator<Uint8Array>;
+
+  constructor(chunks: Iterable<Uint8Array>) {
+    super(new Uint8Array(0));
+    this.chunks = chunks[Symbol.iterator]();
+  }
+
+  /** Throws unless every byte of every chunk was consumed. */
+  override end(): void {
+    super.end();
+    if (this.nextChunk() !== null) throw new CodecError('trailing bytes');
+  }
+
+  protected override fill(length: number): void {
+    const parts = [this.buffer.subarray(this.offset)];
+    let have = parts[0]!.byteLength;
+    while (have < length) {
+      const chunk = this.nextChunk();
+      if (chunk === null) throw new CodecError('truncated input');
+      parts.push(chunk);
+      have += chunk.byteLength;
+    }
+    const aligned = parts.length === 2 && parts[0]!.byteLength === 0;
+    this.buffer = aligned ? parts[1]! : concat(parts, have);
+    this.offset = 0;
+  }
+
+  /** The next non-empty chunk, or null at the end of the input. */
+  private nextChunk(): Uint8Array | null {
+    for (;;) {
+      const next = this.chunks.next();
+      if (next.done === true) return null;
+      if (next.value.byteLength > 0) return next.value;
+    }
+  }
+}
+
+function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
 }

@@ -36,11 +36,12 @@ export class SpoolEngine {
   }
 
   /**
-   * Rebuilds an engine from `encodeSnapshot` bytes (no primary-local state) over `payloads`
-   * (default: a new in-memory store; see decodeSnapshot for locations). Throws CodecError.
+   * Rebuilds an engine from `encodeSnapshot` bytes, or their chunks in order (no primary-local
+   * state) over `payloads` (default: a new in-memory store; see decodeSnapshot for locations).
+   * Throws CodecError.
    */
   static fromSnapshot(
-    bytes: Uint8Array,
+    bytes: Uint8Array | Iterable<Uint8Array>,
     plan: Plan = DEFAULT_PLAN,
     payloads?: PayloadStore,
   ): SpoolEngine {

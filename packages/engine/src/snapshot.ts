@@ -1,7 +1,7 @@
 // Decoding of a spool snapshot (the format is in snapshot-format.ts, the encoder in
 // snapshot-writer.ts).
 
-import { ByteReader, CodecError } from './bytes.js';
+import { ByteReader, ChunkReader, CodecError } from './bytes.js';
 import { readPlan, readSettings } from './command-codec.js';
 import { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
 import { Message, Where } from './message.js';
@@ -35,11 +35,17 @@ interface RecordFormat {
  * apply time and no primary-local state (call `openPrimary` to serve). A version 4 snapshot
  * written over another store leaves every payload PAYLOAD_MISSING (the replica fetches them);
  * over this store its locations are adopted. Versions 1-3 carry payloads: they are appended to
- * `payloads` (the migration to version 4). Throws `CodecError` on malformed input or a version
+ * `payloads` (the migration to version 4). `input` is the snapshot's bytes, or its chunks in
+ * order (of any sizes: a record may straddle chunks), read as decoding goes, so a snapshot read
+ * a chunk at a time never has to be joined. Throws `CodecError` on malformed input or a version
  * this engine does not know (with one sentence naming it).
  */
-export function decodeSnapshot(bytes: Uint8Array, plan: Plan, payloads?: PayloadStore): SpoolState {
-  const reader = new ByteReader(bytes);
+export function decodeSnapshot(
+  input: Uint8Array | Iterable<Uint8Array>,
+  plan: Plan,
+  payloads?: PayloadStore,
+): SpoolState {
+  const reader = input instanceof Uint8Array ? new ByteReader(input) : new ChunkReader(input);
   if (reader.u32() !== MAGIC) throw new CodecError('not a spool snapshot');
   const version = reader.u16();
   if (version < SNAPSHOT_VERSION_NO_PLAN || version > SNAPSHOT_VERSION) {

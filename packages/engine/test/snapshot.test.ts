@@ -69,6 +69,37 @@ describe('snapshot', () => {
     expect(() => decodeSnapshot(new Uint8Array([...bytes, 1]), DEFAULT_PLAN)).toThrow(CodecError);
   });
 
+  it('decodes from chunks of any size, records straddling chunk boundaries', () => {
+    const engine = populated();
+    const bytes = encodeSnapshot(engine.state);
+    for (const size of [1, 2, 3, 7, 13, 64, bytes.length - 1, bytes.length, bytes.length + 5]) {
+      const restored = decodeSnapshot(chunksOf(bytes, size), DEFAULT_PLAN);
+      expect(encodeSnapshot(restored)).toEqual(bytes);
+    }
+    // Empty chunks anywhere are skipped.
+    const withEmpty = [new Uint8Array(0), ...chunksOf(bytes, 5), new Uint8Array(0)];
+    expect(encodeSnapshot(decodeSnapshot(withEmpty, DEFAULT_PLAN))).toEqual(bytes);
+  });
+
+  it('refuses truncated or trailing chunked input, and a newer format, with CodecError', () => {
+    const bytes = populated().snapshot();
+    const cut = bytes.subarray(0, bytes.length - 1);
+    expect(() => decodeSnapshot(chunksOf(cut, 7), DEFAULT_PLAN)).toThrow(/truncated/);
+    const trailing = [...chunksOf(bytes, 7), new Uint8Array([1])];
+    expect(() => decodeSnapshot(trailing, DEFAULT_PLAN)).toThrow(/trailing/);
+    const newer = bytes.slice();
+    newer[5] = 9;
+    expect(() => decodeSnapshot(chunksOf(newer, 3), DEFAULT_PLAN)).toThrow(/format 9 is not one/);
+  });
+
+  it('migrates a version 3 snapshot read in chunks (payloads straddling them)', () => {
+    const v3 = encodeVersion3([new Uint8Array([9, 8, 7]), new Uint8Array([6])]);
+    const payloads = new MemoryPayloadStore('migrated');
+    const state = decodeSnapshot(chunksOf(v3, 2), DEFAULT_PLAN, payloads);
+    expect(payloads.count).toBe(2);
+    expect(state.messageCount).toBe(2);
+  });
+
   it('carries the plan set by setPlan; a restored engine enforces it', () => {
     const engine = populated();
     const plan = { ...DEFAULT_PLAN, queuesPerSpoolMax: 2, retentionLimitSeconds: 3600 };
@@ -173,4 +204,9 @@ function encodeVersion3(payloads: readonly Uint8Array[]): Uint8Array {
   });
   w.u32(0x454e4421);
   return w.finish();
+}
+
+/** `bytes` as a sequence of chunks of `size` bytes (the last shorter), as a file read yields. */
+function* chunksOf(bytes: Uint8Array, size: number): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
 }

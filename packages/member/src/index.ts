@@ -25,6 +25,7 @@ export {
   DISK_POLL_MS_DEFAULT,
   statfsProbe,
 } from './host/disk-monitor.js';
+export { type BallastEvent, DISK_BALLAST_FILE, DiskBallast } from './host/disk-ballast.js';
 export {
   DiskWatermark,
   type DiskSpace,

@@ -178,13 +178,25 @@ export interface RestoredState {
  * the previous one only in `commit` may resolve without an fsync of its own; a crash may lose
  * that commit index (harmless: it is learned again from the leader).
  */
+export interface LoadOptions {
+  /**
+   * A snapshot that fails its checksum is dropped with every entry after it (useless without
+   * it), durably, and the hard state gets a `damage` mark covering the lost log's end: the
+   * replica starts empty and a peer sends it a snapshot. Only for a group with peers: without
+   * one, what was lost is beyond repair and the load must fail instead.
+   */
+  readonly dropCorruptSnapshot?: boolean;
+}
+
 export interface GroupStorage {
   readonly group: GroupId;
   /**
    * Reads what was durably stored; a torn tail (partial batch, bad checksum) is dropped.
-   * Call it once before any write: writes are planned against what it found.
+   * Call it once before any write: writes are planned against what it found. A snapshot file
+   * that fails its checksum rejects `corrupt`, unless `options.dropCorruptSnapshot` (see
+   * LoadOptions).
    */
-  load(): Promise<RestoredState>;
+  load(options?: LoadOptions): Promise<RestoredState>;
   /**
    * Persists `hardState` (if given) and `entries` (contiguous, ascending). Entries at or after
    * `entries[0].index` that were stored before are replaced (log truncation on conflict).

@@ -89,6 +89,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly handOffSeconds: number;
   /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
   readonly diskReserveBytes?: number;
+  /** Emergency ballast file size (see MemberOptions.diskBallastBytes). */
+  readonly diskBallastBytes?: number;
   /** Heap share in percent above which growth is refused (MemberOptions.memoryHighPercent). */
   readonly memoryHighPercent?: number;
 }
@@ -247,6 +249,9 @@ export async function startMember(
     ...(options.diskReserveBytes === undefined
       ? {}
       : { diskReserveBytes: options.diskReserveBytes }),
+    ...(options.diskBallastBytes === undefined
+      ? {}
+      : { diskBallastBytes: options.diskBallastBytes }),
     ...(options.memoryHighPercent === undefined
       ? {}
       : { memoryHighPercent: options.memoryHighPercent }),

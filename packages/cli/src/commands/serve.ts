@@ -58,6 +58,8 @@ export interface ServeOptions extends HttpListen, AdminListen {
   readonly dataDir: string;
   /** Free space kept on the data volume (see MemberOptions.diskReserveBytes). */
   readonly diskReserveBytes?: number;
+  /** Emergency ballast file size (see MemberOptions.diskBallastBytes). */
+  readonly diskBallastBytes?: number;
   /** Tests: reads the data volume's free space instead of fs.statfs, every `diskPollMs`. */
   readonly diskProbe?: DiskProbe;
   readonly diskPollMs?: number;
@@ -214,6 +216,9 @@ function memberDiskOptions(options: ServeOptions) {
     ...(options.diskReserveBytes === undefined
       ? {}
       : { diskReserveBytes: options.diskReserveBytes }),
+    ...(options.diskBallastBytes === undefined
+      ? {}
+      : { diskBallastBytes: options.diskBallastBytes }),
     ...(options.diskProbe === undefined ? {} : { diskProbe: options.diskProbe }),
     ...(options.diskPollMs === undefined ? {} : { diskPollMs: options.diskPollMs }),
     ...(options.memoryHighPercent === undefined

@@ -3,7 +3,10 @@
 // (several when they pass frameBytesMax). The stream is opened only while the channel is READY,
 // so a call either was written to a live stream or failed before that ("unsent": nothing can have
 // happened on the member); a call written and then left without an answer (the stream broke, or
-// no answer within its answer timeout) fails as "lost". Receives can be cancelled: a cancel frame
+// no answer within its answer timeout) fails as "lost". A stream the member ends itself with
+// status OK is a member going away (it drained the stream: it answers every call it read before
+// it ends its side, and reads none after): the calls still unanswered on it never reached it,
+// so they fail as "unsent" and go to another member. Receives can be cancelled: a cancel frame
 // goes out, the caller gets null at once, and a delivery answered anyway is handed to
 // `onOrphanDelivery` to be released.
 
@@ -337,7 +340,8 @@ export class MemberConnection {
         : 'the stream to the member failed';
       this.onStreamEnd(stream, reason, refused ? 'unsent' : 'lost');
     });
-    stream.on('end', () => this.onStreamEnd(stream, 'the member ended the stream'));
+    // 'end' without 'error': the member ended the stream with status OK (see the file comment).
+    stream.on('end', () => this.onStreamEnd(stream, 'the member ended the stream', 'unsent'));
     this.counters.streamsOpened++;
     return stream;
   }
@@ -373,10 +377,14 @@ export class MemberConnection {
     }
   }
 
+  /**
+   * `written`: how the calls written on it without an answer fail (`lost` unless it ended OK
+   * or was refused at the member's door).
+   */
   private onStreamEnd(
     stream: grpc.ClientDuplexStream<Buffer, Buffer>,
     reason: string,
-    stage: LinkFailure['stage'] = 'lost',
+    written: LinkFailure['stage'] = 'lost',
   ): void {
     if (this.stream !== stream) return;
     this.stream = null;
@@ -386,7 +394,7 @@ export class MemberConnection {
       this.pending.delete(entry.id);
       if (entry.detached) continue;
       this.unwatchSignal(entry);
-      entry.reject(new LinkFailure(stage, reason));
+      entry.reject(new LinkFailure(written, reason));
     }
     // Calls not yet written go out on a new stream if the channel is (still) READY.
     if (this.outbox.length > 0) this.scheduleFlush();

@@ -67,7 +67,12 @@ export function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) =
   return { promise, resolve };
 }
 
-export type RawFrameHandler = (frame: ClientFrame, reply: (write: (w: ProtoWriter) => void) => void) => void;
+export type RawFrameHandler = (
+  frame: ClientFrame,
+  reply: (write: (w: ProtoWriter) => void) => void,
+  /** Ends the stream with status OK, as a member going away does. */
+  end: () => void,
+) => void;
 
 export interface RawMember {
   readonly address: string;
@@ -96,11 +101,15 @@ export async function startRawMember(onFrame: RawFrameHandler): Promise<RawMembe
       stream.on('error', () => undefined);
       stream.on('data', (bytes: Buffer) => {
         const frame = decodeClientFrame(bytes);
-        onFrame(frame, (write) => {
-          const w = new ProtoWriter();
-          write(w);
-          stream.write(w.take());
-        });
+        onFrame(
+          frame,
+          (write) => {
+            const w = new ProtoWriter();
+            write(w);
+            stream.write(w.take());
+          },
+          () => stream.end(),
+        );
         for (const { call } of frame.calls) arrival(call.op).resolve();
       });
     },

@@ -201,6 +201,60 @@ describe('RemoteSpoolService when the link breaks', () => {
     expect(service.metrics().unconfirmed).toBe(1);
   });
 
+  it('a member draining before it stops answers its write in flight and sends the next one on', async () => {
+    const log: string[] = [];
+    const arrived = signal();
+    const hold = signal();
+    const stopping = local();
+    await stopping.createQueue('default', 'jobs', {});
+    const a = await member(
+      serviceOf(async (method, args) => {
+        log.push(`a:${method}`);
+        if (method === 'send') {
+          arrived.resolve();
+          await hold.promise;
+        }
+        const fn = (stopping as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!;
+        return fn.apply(stopping, args);
+      }),
+    );
+    const serving = local();
+    await serving.createQueue('default', 'jobs', {});
+    const b = await member(loggedService(serving, log, 'b'));
+    const service = remote({ members: { a: a.address, b: b.address } });
+    const request = { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false };
+    const first = service.send('default', 'jobs', request);
+    await arrived.promise;
+    const drained = a.drain(30_000);
+    // Refused by a's stream as going away (nothing done there), then sent to b.
+    const second = service.send('default', 'jobs', request);
+    await expect.poll(() => log).toEqual(['a:send', 'b:send']);
+    hold.resolve();
+    await drained;
+    await a.close();
+    expect((await first).messageId).toMatch(/./);
+    expect((await second).messageId).toMatch(/./);
+    expect(log).toEqual(['a:send', 'b:send']);
+    expect(service.metrics().unconfirmed).toBe(0);
+  });
+
+  it('sends a write on when the member ends the stream with it unread (going away)', async () => {
+    const log: string[] = [];
+    // A member that drained and ended its stream as this call was on the wire: it never ran it.
+    const a = await rawMember((frame, _reply, end) => {
+      for (const { call } of frame.calls) log.push(`a:${call.op}`);
+      end();
+    });
+    const serving = local();
+    await serving.createQueue('default', 'jobs', {});
+    const b = await member(loggedService(serving, log, 'b'));
+    const service = remote({ members: { a: a.address, b: b.address } });
+    const request = { payload: new Uint8Array([1]), delayMs: 0, wantHandle: false };
+    expect((await service.send('default', 'jobs', request)).messageId).toMatch(/./);
+    expect(log).toEqual(['a:send', 'b:send']);
+    expect(service.metrics().unconfirmed).toBe(0);
+  });
+
   it('retries a read whose answer was lost, on the next member', async () => {
     const log: string[] = [];
     const arrived = signal();

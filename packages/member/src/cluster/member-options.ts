@@ -10,6 +10,7 @@ import type {
   Transport,
 } from '@spoolmq/raft';
 import type { Clock } from '../host/clock.js';
+import type { BallastEvent } from '../host/disk-ballast.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
 import type { HeapSampler } from '../host/memory-monitor.js';
 import type { UnrepairedPayload } from './payload-fetch.js';
@@ -18,6 +19,15 @@ import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
 
 const PEER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * A service on the member's port; `drain`, when given, is called as the member closes, before
+ * its port does: it lets the calls in flight finish (within the bound it is given) so the port's
+ * close cuts none of them (MemberServiceRegistration.drain).
+ */
+export interface DrainableService extends GrpcServiceRegistration {
+  drain?(timeoutMs: number): Promise<void>;
+}
 
 export interface MemberOptions {
   /** This member's id: a key of `peers`. */
@@ -51,7 +61,7 @@ export interface MemberOptions {
    */
   readonly payloadCacheBytes?: number;
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
-  readonly grpcServices?: (service: SpoolService) => readonly GrpcServiceRegistration[];
+  readonly grpcServices?: (service: SpoolService) => readonly DrainableService[];
   /**
    * How this member runs an admin step on member `id` (metadata proposals, transfers, removals).
    * Default: the accounts service's Call over gRPC at the member's address. Tests over the
@@ -79,6 +89,8 @@ export interface MemberOptions {
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
   /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /** Told when loading a group found its hard state record unreadable and restored its copy. */
+  readonly onHardStateRestored?: (group: string) => void;
   /**
    * Told once per payload that failed its checksum (or was never fetched) here and that no other
    * replica could give a good copy of: its message stays `unavailable` and is asked for again.
@@ -99,7 +111,15 @@ export interface MemberOptions {
   /** How often the data volume is sampled, ms (default 1,000). Through `clock`. */
   readonly diskPollMs?: number;
   /**
-   * Share of the V8 heap limit, in percent (11-99), above which growth is refused with 503
+   * Size of the emergency ballast file in `dataDir` (see host/disk-ballast.ts), bytes; 0 (the
+   * default): none. Deleted before storage opens or reopens on a volume with less free space
+   * than it holds, so a member on a full volume starts; written again once there is room.
+   */
+  readonly diskBallastBytes?: number;
+  /** Told when the ballast is released, written again, or fails to be written. */
+  readonly onDiskBallast?: (event: BallastEvent) => void;
+  /**
+   * Share of the heap limit (old space), in percent (11-99), above which growth is refused, 503
    * unavailable until the heap is 10 points below it (memory-watermark.ts). Default 80.
    */
   readonly memoryHighPercent?: number;
@@ -112,8 +132,8 @@ export interface MemberOptions {
 /**
  * Throws Error when: an id is not 1-64 of [A-Za-z0-9_.-], `peers` lacks this member, not exactly
  * one of `dataDir` and `storage` is given, `replicasPerSpool` or `diskPollMs` is not a positive
- * integer, or `diskReserveBytes` is not a non-negative integer, `memoryHighPercent` is not an
- * integer 11-99 or `memoryPollMs` not a positive integer.
+ * integer, or `diskReserveBytes` or `diskBallastBytes` is not a non-negative integer,
+ * `memoryHighPercent` is not an integer 11-99 or `memoryPollMs` not a positive integer.
  */
 export function checkOptions(options: MemberOptions): void {
   if (!PEER_ID.test(options.id)) {
@@ -138,6 +158,10 @@ export function checkOptions(options: MemberOptions): void {
   const reserve = options.diskReserveBytes;
   if (reserve !== undefined && (!Number.isSafeInteger(reserve) || reserve < 0)) {
     throw new Error('member: diskReserveBytes must be a non-negative integer');
+  }
+  const ballast = options.diskBallastBytes;
+  if (ballast !== undefined && (!Number.isSafeInteger(ballast) || ballast < 0)) {
+    throw new Error('member: diskBallastBytes must be a non-negative integer');
   }
   const pollMs = options.diskPollMs;
   if (pollMs !== undefined && (!Number.isSafeInteger(pollMs) || pollMs < 1)) {

@@ -13,6 +13,7 @@
 
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@spoolmq/engine';
 import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/gateway';
 import {
@@ -33,6 +34,7 @@ import {
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
+import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
 import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
 import { MemoryMonitor, type MemoryMonitorStatus } from '../host/memory-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
@@ -52,7 +54,7 @@ import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.
 import { hex, hostsReplica } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
-import { type MemberOptions, checkOptions } from './member-options.js';
+import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
@@ -104,6 +106,8 @@ export interface MemberStatus {
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
 /** How often a member reconciles its replicas with the metadata without a new entry (ms). */
 const RECONCILE_INTERVAL_MS = 1_000;
+/** How long a closing member lets the gateways' calls in flight finish (they take ms). */
+export const SERVICE_DRAIN_MS = 2_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 
@@ -163,6 +167,8 @@ export class Member implements AccountsHost {
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly readyWaiters = new Set<ReadyWaiter>();
   private reconcileTimer: NodeJS.Timeout | null = null;
+  /** A reconciliation is queued for the next turn (see watchMeta). */
+  private reconcileQueued = false;
   /** Drives the replica moves of the spools this member leads. */
   private readonly mover: ReplicaMover;
   private readonly patterns = new PatternCache();
@@ -178,6 +184,8 @@ export class Member implements AccountsHost {
   private closing = false;
   /** Handing its groups over before stopping: not ready, opens no spool as primary. */
   private lameDuck = false;
+  /** The services given in the options, drained before the transport closes. */
+  private drainable: readonly DrainableService[] = [];
   private lastStartError: Error | null = null;
   /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
   private readonly disk: DiskMonitor | null;
@@ -247,8 +255,11 @@ export class Member implements AccountsHost {
       // Payloads, key hashes and the cluster secret live here: this user's alone.
       await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
       await chmod(options.dataDir!, 0o700);
+      // On a volume filled to the last byte LevelDB cannot even open: the ballast makes room.
+      await this.disk?.releaseBallast();
       this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
         onTornTail: options.onTornTail,
+        onHardStateRestored: options.onHardStateRestored,
       });
       this.ownsStorage = true;
     }
@@ -267,12 +278,12 @@ export class Member implements AccountsHost {
     const stored = await this.storageValue.groups();
     this.metaValue = await this.startMeta(stored);
     this.watchNode(META_GROUP, this.metaValue.node);
+    this.watchMeta(this.metaValue.node);
     await this.startStoredReplicas(stored);
     this.reconcile();
-    // Metadata applied while this member was not caught up (no known leader, entries still to
-    // apply) is acted on only by a later apply; a member just removed from the metadata group
-    // gets none, and kept its moved replica for good (issue 14, the replica-mover test). So the
-    // reconciliation also runs on a timer: it is idempotent and cheap.
+    // Events bring the reconciliation back whenever the metadata may have caught up (see
+    // watchMeta). A leader's lease, which its own moved-away replicas wait for, comes without
+    // one: the timer covers that. Idempotent and cheap.
     this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
     this.reconcileTimer.unref();
   }
@@ -319,11 +330,12 @@ export class Member implements AccountsHost {
 
   private async startGrpc(): Promise<Transport> {
     const options = this.options;
+    this.drainable = options.grpcServices?.(this.service) ?? [];
     const transport = await GrpcTransport.start({
       selfId: this.id,
       listen: options.listen ?? options.peers[this.id]!,
       peers: options.peers,
-      services: [...(options.grpcServices?.(this.service) ?? []), accountsServiceRegistration(this)],
+      services: [...this.drainable, accountsServiceRegistration(this)],
       security: this.security,
       admits: (identity, method) => this.refusal(identity, method),
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
@@ -402,6 +414,31 @@ export class Member implements AccountsHost {
     if (onRaftRejected !== undefined) {
       node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
     }
+  }
+
+  /**
+   * Reconciles again once the metadata may have caught up (metaCaughtUp). Entries are applied
+   * in batches, and during a batch the applied index trails the commit index: an apply in the
+   * middle of one is no reason to drop a moved replica's storage (stopMovedAway waits). The
+   * batch's last entry may be a configuration change or a Noop, which reach no onMetaApplied,
+   * and a member that was just removed from the metadata group gets no later entry: so a
+   * moved replica whose finishMove was applied mid-batch was kept for good (issue 14, the
+   * replica-mover test: the removed member's metadata ended with its own removal). Hence one
+   * reconciliation after every batch of applies (queued: it runs once the batch is done),
+   * after each configuration change, and when the known leader changes.
+   */
+  private watchMeta(node: RaftNode): void {
+    node.on('config-change', () => this.queueReconcile());
+    node.on('leader-change', () => this.queueReconcile());
+  }
+
+  private queueReconcile(): void {
+    if (this.reconcileQueued) return;
+    this.reconcileQueued = true;
+    setImmediate(() => {
+      this.reconcileQueued = false;
+      this.reconcile();
+    });
   }
 
   /** How this member's gRPC links are secured. */
@@ -650,6 +687,9 @@ export class Member implements AccountsHost {
     if (this.closing) return;
     this.closing = true;
     if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
+    // Gateways' calls in flight finish first (new ones go elsewhere), so no write is cut
+    // mid-call and answered 500 operation_unconfirmed by the transport's close below.
+    await Promise.all(this.drainable.map((service) => service.drain?.(SERVICE_DRAIN_MS)));
     this.disk?.close();
     this.memory.close();
     this.recovery.close();
@@ -737,6 +777,7 @@ export class Member implements AccountsHost {
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
     this.reconcile();
+    this.queueReconcile(); // once the batch this entry is part of is applied (see watchMeta)
     if (command === null || MOVE_COMMANDS.has(command.type)) this.mover.kickAll();
   }
 
@@ -916,6 +957,7 @@ export class Member implements AccountsHost {
 
   private async reopenStorage(): Promise<void> {
     if (this.closing) return;
+    await this.disk?.releaseBallast(); // room for LevelDB to come back (see open)
     await this.storageValue.reopen!();
   }
 
@@ -930,6 +972,7 @@ export class Member implements AccountsHost {
     const meta = await this.startMeta(stored);
     // Watched at once: a node that fails while catching up makes the recovery run again.
     this.watchNode(META_GROUP, meta.node);
+    this.watchMeta(meta.node);
     await appliedCommitted(meta.node);
     if (this.closing) {
       await meta.close();
@@ -982,9 +1025,16 @@ function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null
   const probe =
     options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
   if (probe === undefined) return null;
+  const ballastBytes = options.diskBallastBytes ?? 0;
+  const path = options.dataDir === undefined ? null : join(options.dataDir, DISK_BALLAST_FILE);
+  const ballast =
+    path === null || ballastBytes === 0
+      ? undefined
+      : new DiskBallast(path, ballastBytes, probe, options.onDiskBallast);
   return new DiskMonitor({
     probe,
     clock,
+    ...(ballast === undefined ? {} : { ballast }),
     ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
     ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
   });

@@ -455,7 +455,7 @@ export class SpoolReplica implements StateMachine {
     const log = this.log;
     if (host !== null && log !== null && node.isLeader() && node.term() === log.term) {
       const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
-      this.unsentRecord = encodeHandOff(atMs, log.term, host.outstandingLeases());
+      this.unsentRecord = encodeHandOff(atMs, host.handingOff());
     }
     this.stepDown();
     const record = this.unsentRecord;
@@ -486,7 +486,7 @@ export class SpoolReplica implements StateMachine {
   private guardedStorage(storage: GroupStorage): GroupStorage {
     return {
       group: storage.group,
-      load: () => storage.load(),
+      load: (options) => storage.load(options),
       save: (hardState, entries) => storage.save(hardState, entries),
       saveSnapshot: async (snapshot: Snapshot) => {
         await this.payloads.sync();
@@ -505,7 +505,7 @@ export class SpoolReplica implements StateMachine {
     const self = this.options.memberId;
     if (this.log !== null && (leaderId !== self || term !== this.log.term)) {
       // Kept in case this member wins the leadership back with nobody serving in between.
-      this.handOffs.rememberOwn(this.host!.outstandingLeases());
+      this.handOffs.rememberOwn(this.host!.handingOff());
       this.stepDown();
     }
     if (leaderId === self) this.beginOpening(term);

@@ -7,6 +7,7 @@
 import { statfs } from 'node:fs/promises';
 import type { MqError } from '@spoolmq/engine';
 import type { Clock, TimerHandle } from './clock.js';
+import type { DiskBallast } from './disk-ballast.js';
 import {
   type DiskSpace,
   DiskWatermark,
@@ -42,6 +43,12 @@ export interface DiskMonitorOptions {
   readonly pollMs?: number;
   /** Fixed reserve in bytes; default the larger of 1 GiB and 5% of the volume. */
   readonly reserveBytes?: number;
+  /**
+   * The volume's emergency ballast (see disk-ballast.ts): what it lacks counts as used space, and
+   * it is written again after a sample that leaves room for it above where the alarm clears.
+   * Default none.
+   */
+  readonly ballast?: DiskBallast;
   /** Told of every change of the alarm, with the status after it. */
   readonly onChange?: (change: Exclude<WatermarkChange, null>, status: DiskMonitorStatus) => void;
 }
@@ -70,6 +77,14 @@ export class DiskMonitor {
   async start(): Promise<void> {
     await this.sample();
     this.schedule();
+  }
+
+  /**
+   * Deletes the ballast when the volume has less free space than it holds (before storage
+   * opens or reopens). Returns the bytes released; 0 without a ballast. Never rejects.
+   */
+  releaseBallast(): Promise<number> {
+    return this.options.ballast?.releaseIfLow() ?? Promise.resolve(0);
   }
 
   /** 507 storage_full (counted) while the alarm is raised, else null. */
@@ -115,7 +130,14 @@ export class DiskMonitor {
     }
     if (this.closed) return;
     this.probeError = null;
-    const change = this.watermark.observe(space);
+    // A released ballast's room is spoken for: growth stays refused until it fits again.
+    const missing = (await this.options.ballast?.missingBytes()) ?? 0;
+    const counted = { ...space, freeBytes: Math.max(0, space.freeBytes - missing) };
+    const change = this.watermark.observe(counted);
     if (change !== null) this.options.onChange?.(change, this.status());
+    const clearBytes = this.watermark.status().clearBytes;
+    if (this.options.ballast !== undefined && !this.watermark.alarmed && clearBytes !== null) {
+      void this.options.ballast.restoreIfRoom(space, clearBytes);
+    }
   }
 }

@@ -5,6 +5,7 @@
 
 import {
   type ApplyResult,
+  assert,
   type Command,
   type Delivery,
   type DeleteMode,
@@ -41,7 +42,7 @@ import {
   messageIdOf,
   resolveSettings,
 } from '@spoolmq/engine';
-import { AdoptedLeases, type TermedLease } from './adopted-leases.js';
+import { AdoptedLeases, type HandOff } from './adopted-leases.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { CommandLog } from './command-log.js';
 import { CursorKind, type CursorCodec } from './cursors.js';
@@ -143,15 +144,21 @@ export class SpoolHost {
   /**
    * Starts serving as the primary (at construction by the local service; on every leadership
    * gain in the cluster): no leases, counters restart, every timer deadline recomputed. After a
-   * planned hand-off, `handedOff` are the previous primary's leases: those still valid are taken
-   * over, and their tokens (of earlier terms) keep settling them here.
+   * planned hand-off, `handedOff` is what the previous primary held: its leases still valid are
+   * taken over, and their tokens (of earlier terms) keep settling them here; so do the failure
+   * leases minted in its chain of hand-offs (handles still answer 410, as the contract says).
    */
-  openPrimary(handedOff: readonly TermedLease[] = []): void {
+  openPrimary(handedOff: HandOff | null = null): void {
     if (this.mode === 'closed') throw new Error('spool host: closed');
+    if (handedOff !== null) {
+      const { term, failureFromTerm } = handedOff;
+      assert(failureFromTerm <= term && term < this.log.term, 'hand-off terms out of order');
+    }
     this.mode = 'serving';
     const nowMs = this.clock.nowMs();
     this.engine.openPrimary(nowMs);
-    this.adopted = new AdoptedLeases(this.engine.adoptLeases(handedOff, nowMs));
+    const leases = this.engine.adoptLeases(handedOff?.leases ?? [], nowMs);
+    this.adopted = new AdoptedLeases(leases, handedOff);
     this.arm(this.engine.nextDeadlineMs());
     this.wakeAll();
   }
@@ -168,15 +175,18 @@ export class SpoolHost {
   }
 
   /**
-   * Every lease held now, with its token's term, for a planned hand-off: the caller stops this
-   * host right after (nothing may change a lease between this list and the log record of it).
+   * What this primary hands over (a planned hand-off, or to itself should it win the leadership
+   * back): its term, the first term whose failure leases it accepts, and every lease held now
+   * with its token's term. The caller stops this host right after (nothing may change a lease
+   * between this list and the log record of it).
    */
-  outstandingLeases(): TermedLease[] {
+  handingOff(): HandOff {
     const term = this.log.term;
-    return this.engine.outstandingLeases().map((lease) => ({
+    const leases = this.engine.outstandingLeases().map((lease) => ({
       ...lease,
       term: this.adopted.termOf(lease.queueGen, lease.seq, lease.delivery, term),
     }));
+    return { term, failureFromTerm: this.adopted.failureLeasesFromTerm(term), leases };
   }
 
   /** Stops timers and ends every long poll with null; later calls answer 503 unavailable. */
@@ -535,7 +545,8 @@ export class SpoolHost {
   /**
    * Verifies `token` and checks its kind: 410 stale when it does not verify, 400 token_kind when
    * it is not one of `kinds`, 410 primary_changed when minted under an earlier term (unless it is
-   * a delivery lease this primary took over in a planned hand-off).
+   * a delivery lease this primary took over in a planned hand-off, or a failure lease minted by
+   * a primary of the hand-off chain).
    */
   private openToken(token: string, ...kinds: TokenKind[]): TokenClaims {
     const claims = this.tokens.open(this.name, token);
@@ -551,8 +562,12 @@ export class SpoolHost {
   }
 
   private isAdopted(claims: TokenClaims, term: number): boolean {
-    if (claims.kind !== TokenKind.Lease || claims.term >= term) return false;
-    return this.adopted.accepts(claims.term, claims.queueGen, claims.seq, claims.delivery);
+    const adopted = this.adopted;
+    if (claims.term >= term) return false;
+    // Handles stay 410 after a hand-off too (the contract): only leases carry over.
+    if (claims.kind === TokenKind.FailureLease) return adopted.acceptsFailureLease(claims.term);
+    if (claims.kind !== TokenKind.Lease) return false;
+    return adopted.accepts(claims.term, claims.queueGen, claims.seq, claims.delivery);
   }
 
   private heldLease(lease: string): HeldLease {

@@ -38,6 +38,13 @@ export interface MemberServiceRegistration {
   readonly access: ServiceAccess;
   /** Counters of every stream served so far. */
   stats(): MemberRpcStats;
+  /**
+   * Before the member closes its port: every stream refuses new calls (503, retried elsewhere
+   * by the gateway), lets the calls in flight finish and ends once they are answered (see
+   * StreamSession.drain); streams opened meanwhile refuse everything. Resolves when all have
+   * ended or after `timeoutMs`, whichever is first; the port's close cuts what is left.
+   */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 function logToStderr(error: unknown, context: { readonly op: string }): void {
@@ -64,17 +71,33 @@ export function memberServiceRegistration(
   };
   let streamsOpen = 0;
   let streamsOpened = 0;
+  const sessions = new Set<StreamSession>();
+  let draining = false;
   const calls = (stream: grpc.ServerDuplexStream<Buffer, Buffer>): void => {
     streamsOpen++;
     streamsOpened++;
-    stream.once('close', () => streamsOpen--);
-    new StreamSession(stream, service, { limits, logError }, counters);
+    const session = new StreamSession(stream, service, { limits, logError }, counters);
+    sessions.add(session);
+    stream.once('close', () => {
+      streamsOpen--;
+      sessions.delete(session);
+    });
+    if (draining) void session.drain();
+  };
+  const drain = async (timeoutMs: number): Promise<void> => {
+    draining = true;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    const ended = Promise.all([...sessions].map((session) => session.drain()));
+    await Promise.race([ended, bound]);
+    clearTimeout(timer);
   };
   return {
     definition: MEMBER_SERVICE,
     implementation: { calls },
     access: { calls: ['gateway', 'member'] },
     stats: () => ({ ...counters, streamsOpen, streamsOpened }),
+    drain,
   };
 }
 
@@ -102,6 +125,8 @@ export interface MemberRpcServer {
   readonly address: string;
   readonly server: grpc.Server;
   stats(): MemberRpcStats;
+  /** MemberServiceRegistration.drain: before `close`, so no call in flight is cut. */
+  drain(timeoutMs: number): Promise<void>;
   /** Stops the server; open streams are cut (the gateways see their links break). */
   close(): Promise<void>;
 }
@@ -138,6 +163,7 @@ export async function startMemberRpcServer(
     address: `${host}:${port}`,
     server,
     stats: registration.stats,
+    drain: registration.drain,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         server.forceShutdown();

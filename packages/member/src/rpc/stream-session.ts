@@ -40,8 +40,14 @@ interface Inflight {
   cancelled: boolean;
 }
 
+/** Why a draining member refuses a call: 503 without a hint, retried at another member. */
+export const GOING_AWAY = 'this member is going away (stopping); try another';
+
 export class StreamSession {
   private readonly inflight = new Map<number, Inflight>();
+  /** Set by `drain`: resolved when the session closes (drained, or the gateway went away). */
+  private draining: { readonly promise: Promise<void>; readonly resolve: () => void } | null =
+    null;
   private outbox: Buffer[] = [];
   private outboxBytes = 0;
   /** Bytes handed to the stream whose write has not completed yet. */
@@ -70,6 +76,31 @@ export class StreamSession {
     return this.inflight.size;
   }
 
+  /**
+   * The member is stopping: new calls are refused with 503 `unavailable` (nothing done, so the
+   * gateway retries them elsewhere), waiting receives end now (answered null, or with what they
+   * got), and the calls in flight finish. Resolves once every answer is written, then ends the
+   * stream, so the gateway sees it end with no call unanswered, not cut mid-call.
+   */
+  drain(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.draining === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.draining = { promise, resolve };
+      for (const entry of this.inflight.values()) entry.controller?.abort();
+      this.checkDrained();
+    }
+    return this.draining.promise;
+  }
+
+  /** Draining and nothing left to answer or write: end the stream (which ends the drain). */
+  private checkDrained(): void {
+    if (this.draining === null || this.closed) return;
+    const idle = this.inflight.size === 0 && this.outbox.length === 0;
+    if (idle && this.unflushedBytes === 0) this.close(true);
+  }
+
   private onFrame(bytes: Buffer): void {
     if (this.closed) return;
     this.counters.framesReceived++;
@@ -89,6 +120,10 @@ export class StreamSession {
     this.counters.calls++;
     if (this.inflight.has(id)) {
       this.answerError(id, new MqError('internal', `call id ${id} is already in flight`));
+      return;
+    }
+    if (this.draining !== null) {
+      this.answerError(id, new MqError('unavailable', GOING_AWAY));
       return;
     }
     if (this.inflight.size >= this.options.limits.inflightCallsMax) {
@@ -219,6 +254,7 @@ export class StreamSession {
 
   private onWritten(bytes: number): void {
     this.unflushedBytes -= bytes;
+    this.checkDrained();
     const drained = this.unflushedBytes <= this.options.limits.queuedBytesMax / 2;
     if (this.paused && !this.closed && drained) {
       this.paused = false;
@@ -240,5 +276,6 @@ export class StreamSession {
     this.outbox = [];
     this.outboxBytes = 0;
     if (endStream) this.stream.end();
+    this.draining?.resolve();
   }
 }

@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PAYLOAD_MISSING, PayloadError, assert } from '@spoolmq/engine';
+import { StorageError } from '@spoolmq/raft';
 import type { PayloadCache } from './payload-cache.js';
 import type { ReplicaPayloadStore } from './replica-payloads.js';
 import { RECORD_HEADER_BYTES, checkRecord, encodeRecordHeader } from './segment-record.js';
@@ -37,6 +38,8 @@ export interface SegmentStoreOptions {
   readonly cache: PayloadCache;
   /** A segment is closed once a record would take it past this many bytes (default 64 MiB). */
   readonly segmentBytesMax?: number;
+  /** The file system's gathered write (default fs.writevSync): tests inject ENOSPC with it. */
+  readonly writev?: (fd: number, buffers: Uint8Array[], position: number) => number;
 }
 
 interface Segment {
@@ -63,6 +66,7 @@ export class SegmentStore implements ReplicaPayloadStore {
   private readonly dir: string;
   private readonly cache: PayloadCache;
   private readonly segmentBytesMax: number;
+  private readonly writev: (fd: number, buffers: Uint8Array[], position: number) => number;
   private readonly segments = new Map<number, Segment>();
   private head: Segment;
   private headFd: number;
@@ -78,6 +82,7 @@ export class SegmentStore implements ReplicaPayloadStore {
     this.dir = options.dir;
     this.cache = options.cache;
     this.segmentBytesMax = options.segmentBytesMax ?? SEGMENT_BYTES_DEFAULT;
+    this.writev = options.writev ?? fs.writevSync;
     assert(this.segmentBytesMax > RECORD_HEADER_BYTES, 'segment size too small');
     assert(this.segmentBytesMax < LOCATION_SPAN, 'segment size must stay below 4 GiB');
     this.id = id;
@@ -106,23 +111,27 @@ export class SegmentStore implements ReplicaPayloadStore {
     return new SegmentStore(options, id, nos);
   }
 
+  /**
+   * Appends `payload` as record `seq`; returns its location. A write that fails (ENOSPC, EIO, a
+   * short write on a volume just filled) throws StorageError `io`, and so does every later
+   * append: the member recovers such a failure in process (it restarts the spool's group, whose
+   * store then opens with a fresh head segment), as it does LevelDB's.
+   */
   append(seq: number, payload: Uint8Array): number {
     this.checkWritable();
     const recordBytes = RECORD_HEADER_BYTES + payload.byteLength;
-    if (this.head.bytes > 0 && this.head.bytes + recordBytes > this.segmentBytesMax) this.roll();
-    const head = this.head;
     const header = encodeRecordHeader(seq, payload);
     let written: number;
     try {
-      written = fs.writevSync(this.headFd, [header, payload], head.bytes);
+      if (this.head.bytes > 0 && this.head.bytes + recordBytes > this.segmentBytesMax) this.roll();
+      written = this.writev(this.headFd, [header, payload], this.head.bytes);
     } catch (error) {
-      this.failure = error as Error;
-      throw error;
+      throw this.failed(error instanceof Error ? error.message : String(error), error);
     }
+    const head = this.head;
     if (written !== recordBytes) {
       // A short write leaves the head's end unknown: no later append may trust it.
-      this.failure = new Error(`payload store ${this.dir}: short write`);
-      throw this.failure;
+      throw this.failed(`short write (${written} of ${recordBytes} bytes; is the volume full?)`);
     }
     const location = head.no * LOCATION_SPAN + head.bytes;
     head.bytes += recordBytes;
@@ -268,8 +277,16 @@ export class SegmentStore implements ReplicaPayloadStore {
   private checkWritable(): void {
     if (this.closed) throw new Error(`payload store ${this.dir}: closed`);
     if (this.failure !== null) {
-      throw new Error(`payload store ${this.dir}: failed earlier (${this.failure.message})`);
+      const why = `payload store ${this.dir}: failed earlier (${this.failure.message})`;
+      throw new StorageError('io', why);
     }
+  }
+
+  /** Remembers a write failure; the StorageError to throw for it. */
+  private failed(why: string, cause?: unknown): StorageError {
+    const error = new StorageError('io', `payload store ${this.dir}: ${why}`, { cause });
+    this.failure = error;
+    return error;
   }
 
   /** Starts a new head segment; the old head's descriptor waits for the next sync. */

@@ -179,6 +179,13 @@ export class TestCluster {
     return storage;
   }
 
+  /** Member `id`'s data directory (LevelDB storage only). */
+  dataDir(id: string): string {
+    const dir = this.dirs.get(id);
+    if (dir === undefined) throw new Error(`no data directory for ${id}`);
+    return dir;
+  }
+
   private async dirOf(id: string): Promise<string> {
     let dir = this.dirs.get(id);
     if (dir === undefined) {

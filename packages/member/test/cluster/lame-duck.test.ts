@@ -1,7 +1,7 @@
 // The graceful hand-off of a stopping member (lame duck), in process: the groups it leads move
 // to its peers, the spool's leases move with them (their tokens settle on the next primary), a
-// rolling restart of every member voids none and redelivers nothing, and an unplanned failover
-// still voids leases as before.
+// rolling restart of every member voids none and redelivers nothing, failure leases of the
+// handed-off primary still recover, and an unplanned failover still voids leases as before.
 
 import { type Delivery, MqError } from '@spoolmq/engine';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -94,10 +94,14 @@ describe('Member.handOff', () => {
     expect(await next.service.receive('default', 'q', { waitMs: 0 })).toBeNull();
   });
 
-  it('a rolling restart of every member voids no lease taken before it', async () => {
+  it('a rolling restart of every member voids no lease or failure lease taken before it', async () => {
     cluster = await readyCluster();
     const first = await cluster.primary();
     const held = await leasesOn(first, 6, 4);
+    await first.service.createQueue('default', 'f', { maxRetries: 0 });
+    const failedId = await send(first.service, 'f', bytes(7));
+    await first.service.fail('default', (await receiveNow(first.service, 'f')).lease);
+    const failure = (await first.service.failureHead('default', 'f'))!.lease;
     const acked = new Set<string>();
     const primaries = [first.id];
     for (const id of [...cluster.ids]) {
@@ -119,6 +123,10 @@ describe('Member.handOff', () => {
       acked.add(delivery.messageId);
     }
     expect(acked.size).toBe(4);
+    // The failure lease taken before the first hand-off recovers after the last.
+    await on(primary, () => primary.service.recover('default', { lease: failure }, 0));
+    const recovered = await on(primary, () => receiveNow(primary.service, 'f'));
+    expect(recovered).toMatchObject({ messageId: failedId, retries: 0 });
     // Only the two messages never leased come out; the queue is then empty.
     const rest = [
       await on(primary, () => receiveNow(primary.service, 'q')),
@@ -151,6 +159,39 @@ describe('Member.handOff', () => {
     ];
     expect(again.map((d) => d.messageId).sort()).toEqual([a!.messageId, b.messageId].sort());
     expect(again.map((d) => d.retries)).toEqual([0, 0]);
+    cluster.network.heal();
+  });
+
+  it('failure leases taken before a hand-off still recover after it; an unplanned failover voids them', async () => {
+    cluster = await readyCluster();
+    const old = await cluster.primary();
+    const heads = new Map<string, string>();
+    for (const queue of ['f', 'g']) {
+      await old.service.createQueue('default', queue, { maxRetries: 0 });
+      const id = await send(old.service, queue, bytes(1));
+      await old.service.fail('default', (await receiveNow(old.service, queue)).lease);
+      const head = (await old.service.failureHead('default', queue))!;
+      expect(head.messageId).toBe(id);
+      heads.set(queue, head.lease);
+    }
+    expect((await old.handOff()).complete).toBe(true);
+    const next = await cluster.primary('default', others(cluster, old.id));
+    await on(next, () => next.service.recover('default', { lease: heads.get('f')! }, 0));
+    const recovered = await on(next, () => receiveNow(next.service, 'f'));
+    expect(recovered.retries).toBe(0);
+    const own = (await on(next, () => next.service.failureHead('default', 'g')))!.lease;
+    await cluster.stopMember(old.id);
+    await (await cluster.startMember(old.id)).ready();
+    // The new primary is cut off without a hand-off: whoever takes over voids them all.
+    cluster.network.isolate(next.id);
+    const third = await cluster.primary('default', others(cluster, next.id));
+    for (const lease of [heads.get('g')!, own]) {
+      const gone = await expectError(on(third, () => third.service.discard('default', { lease })), 'gone');
+      expect(gone.details.reason).toBe('primary_changed');
+    }
+    // Still failed, and a failure lease of the new primary takes it.
+    const fresh = (await on(third, () => third.service.failureHead('default', 'g')))!.lease;
+    await on(third, () => third.service.discard('default', { lease: fresh }));
     cluster.network.heal();
   });
 

@@ -125,15 +125,29 @@ async function stopAfter(s: Sender, more: number): Promise<Set<number>> {
   return s.acked;
 }
 
-/** Receives (and acks) everything in the queue through the spool's primary. */
+/**
+ * Receives (and acks) everything in the queue through the spool's primary. A 503 (the primary
+ * renewing its lease under load, or moved) is retried on the primary found again, as a client
+ * retries it: nothing was done.
+ */
 async function drain(c: TestCluster, among: readonly string[]): Promise<Set<number>> {
   const seen = new Set<number>();
-  const service = (await c.primary(SPOOL, among)).service;
+  const onPrimary = async <T>(call: (member: Member) => Promise<T>): Promise<T> => {
+    const deadline = performance.now() + 15_000;
+    for (;;) {
+      try {
+        return await call(await c.primary(SPOOL, among));
+      } catch (error) {
+        const retry = error instanceof MqError && error.kind === 'unavailable';
+        if (!retry || performance.now() > deadline) throw error;
+      }
+    }
+  };
   for (;;) {
-    const delivery = await service.receive(SPOOL, QUEUE, { waitMs: 0 });
+    const delivery = await onPrimary((m) => m.service.receive(SPOOL, QUEUE, { waitMs: 0 }));
     if (delivery === null) return seen;
     seen.add(Number(new TextDecoder().decode(delivery.payload)));
-    await service.ack(SPOOL, delivery.lease);
+    await onPrimary((m) => m.service.ack(SPOOL, delivery.lease));
   }
 }
 

@@ -25,4 +25,13 @@ describe('AdoptedLeases', () => {
     expect(adopted.termOf(1, 10, 3, 9)).toBe(9); // delivered again by this primary
     expect(adopted.termOf(5, 1, 1, 9)).toBe(9);
   });
+
+  it('accepts failure leases of the hand-off chain\'s terms only, and names its first term', () => {
+    const handedOff = new AdoptedLeases([], { term: 6, failureFromTerm: 4 });
+    expect([3, 4, 5, 6, 7].map((term) => handedOff.acceptsFailureLease(term))).toEqual([false, true, true, true, false]);
+    expect(handedOff.failureLeasesFromTerm(8)).toBe(4);
+    expect(adopted.acceptsFailureLease(4)).toBe(false); // no hand-off given: no term accepted
+    expect(adopted.failureLeasesFromTerm(8)).toBe(8);
+    expect(new AdoptedLeases().acceptsFailureLease(0)).toBe(false);
+  });
 });

@@ -358,6 +358,78 @@ describe('tokens', () => {
     expect(again.retries).toBe(0);
     await host.ack(again.lease);
   });
+
+  it('after a planned hand-off, failure leases of the handed-off term recover and discard; earlier ones and handles answer 410', async () => {
+    let log!: TermLog;
+    const { host } = makeHost({ log: (engine, clock) => (log = new TermLog(engine, clock)), synchronous: true });
+    for (const name of ['a', 'b']) {
+      await host.createQueue(name, { maxRetries: 0 });
+      await sendOne(host, name);
+      await host.fail((await recvNow(host, name)).lease);
+    }
+    const earlier = host.failureHead('a')!.lease; // term 1
+    log.term = 2;
+    host.openPrimary(); // an unplanned change: term 1's failure leases are void
+    await expectError(host.recover({ lease: earlier }, 0), 'gone', { reason: 'primary_changed' });
+    const a = host.failureHead('a')!.lease;
+    const b = host.failureHead('b')!.lease;
+    const [item] = host.listMessages('b', { state: 'failed', limit: 1, withHandles: true }).items;
+    log.term = 3;
+    host.openPrimary({ term: 2, failureFromTerm: 2, leases: [] }); // term 2's primary handed off, holding no lease
+    await expectError(host.recover({ lease: earlier }, 0), 'gone', { reason: 'primary_changed' });
+    await expectError(host.discard({ lease: earlier }), 'gone', { reason: 'primary_changed' });
+    await expectError(async () => host.peek(item!.handle!), 'gone', { reason: 'primary_changed' });
+    await host.recover({ lease: a }, 0);
+    await host.discard({ lease: b });
+    // Resolved by the engine as usual: the recovered message's generation fences the lease.
+    await expectError(host.recover({ lease: a }, 0), 'gone', { reason: 'settled' });
+    await expectError(host.discard({ lease: b }), 'gone', { reason: 'settled' });
+    expect(host.failureHead('a')).toBeNull();
+    expect((await recvNow(host, 'a')).retries).toBe(0);
+    expect((await host.stats({ limit: 10 })).stats).toMatchObject({ total: 1, discardedTotal: 1 });
+  });
+
+  it('an unplanned change after a hand-off voids the handed-off failure leases again', async () => {
+    let log!: TermLog;
+    const { host } = makeHost({ log: (engine, clock) => (log = new TermLog(engine, clock)), synchronous: true });
+    await host.createQueue('q', { maxRetries: 0 });
+    await sendOne(host, 'q');
+    await host.fail((await recvNow(host, 'q')).lease);
+    const failure = host.failureHead('q')!.lease; // term 1
+    log.term = 2;
+    host.openPrimary({ term: 1, failureFromTerm: 1, leases: [] });
+    log.term = 3;
+    host.openPrimary();
+    await expectError(host.recover({ lease: failure }, 0), 'gone', { reason: 'primary_changed' });
+    await expectError(host.discard({ lease: failure }), 'gone', { reason: 'primary_changed' });
+    expect(() => host.openPrimary({ term: 3, failureFromTerm: 3, leases: [] })).toThrow(/out of order/);
+    expect(() => host.openPrimary({ term: 2, failureFromTerm: 3, leases: [] })).toThrow(/out of order/);
+  });
+
+  it('failure leases survive a chain of hand-offs (a rolling restart): what each primary hands over names the first term', async () => {
+    let log!: TermLog;
+    const { host } = makeHost({ log: (engine, clock) => (log = new TermLog(engine, clock)), synchronous: true });
+    await host.createQueue('q', { maxRetries: 0 });
+    for (let i = 0; i < 2; i++) {
+      await sendOne(host, 'q');
+      await host.fail((await recvNow(host, 'q')).lease);
+    }
+    const first = host.failureHead('q')!.lease; // term 1
+    const fromFirst = host.handingOff();
+    expect(fromFirst).toEqual({ term: 1, failureFromTerm: 1, leases: [] });
+    log.term = 2;
+    host.openPrimary(fromFirst);
+    const fromSecond = host.handingOff();
+    expect(fromSecond).toEqual({ term: 2, failureFromTerm: 1, leases: [] });
+    log.term = 4; // an election in term 3 opened nobody
+    host.openPrimary(fromSecond);
+    await host.discard({ lease: first }); // minted two hand-offs ago
+    const second = host.failureHead('q')!.lease; // term 4
+    log.term = 5;
+    host.openPrimary(); // unplanned: the chain ends
+    expect(host.handingOff()).toMatchObject({ term: 5, failureFromTerm: 5 });
+    await expectError(host.discard({ lease: second }), 'gone', { reason: 'primary_changed' });
+  });
 });
 
 describe('a lease that cannot be minted', () => {

@@ -240,3 +240,58 @@ describe('member stream session', () => {
     hold.resolve();
   });
 });
+
+describe('member stream session draining (the member is stopping)', () => {
+  const ack = (lease: string): Call => ({ op: 'ack', spool: 'default', lease });
+
+  it('lets a call in flight finish, refuses new ones with 503, then ends the stream', async () => {
+    const started = deferred();
+    const hold = deferred();
+    const server = await member(
+      serviceOf(async () => {
+        started.resolve();
+        await hold.promise;
+        return undefined;
+      }),
+    );
+    const gateway = new RawGateway(server.address);
+    gateway.write([[1, ack('a')]]);
+    await started.promise;
+    let drained = false;
+    const drain = server.drain(30_000).then(() => (drained = true));
+    gateway.write([[2, ack('b')]]);
+    const refused = (await gateway.answer(2)).error!;
+    expect([refused.kind, refused.status]).toEqual(['unavailable', 503]);
+    expect(refused.message).toMatch(/going away/);
+    expect(drained).toBe(false);
+    hold.resolve();
+    expect(resultOf('ack', await gateway.answer(1))).toBeUndefined();
+    await drain;
+    // Ended by the member with every call answered: no call of this stream was cut.
+    expect((await gateway.status).code).toBe(grpc.status.OK);
+    expect(server.stats().streamsOpen).toBe(0);
+  });
+
+  it('ends a waiting receive at once, answered with no delivery', async () => {
+    const local = createLocalService();
+    cleanups.push(() => local.close());
+    await local.createQueue('default', 'jobs', {});
+    const server = await member(local);
+    const gateway = new RawGateway(server.address);
+    gateway.write([[1, receiveCall]]);
+    await expect.poll(() => server.stats().calls).toBe(1);
+    await server.drain(30_000);
+    expect(resultOf('receive', await gateway.answer(1))).toBeNull();
+    expect((await gateway.status).code).toBe(grpc.status.OK);
+  });
+
+  it('stops waiting at its bound when a call does not finish', async () => {
+    const server = await member(serviceOf(() => new Promise(() => undefined)));
+    const gateway = new RawGateway(server.address);
+    gateway.write([[1, ack('a')]]);
+    await expect.poll(() => server.stats().calls).toBe(1);
+    await server.drain(50);
+    expect(server.stats().streamsOpen).toBe(1);
+    void gateway;
+  });
+});

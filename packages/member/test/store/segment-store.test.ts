@@ -1,5 +1,6 @@
 import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { openSync, closeSync, writeSync } from 'node:fs';
+import { openSync, closeSync, writeSync, writevSync } from 'node:fs';
+import { isRecoverableStorageError } from '@spoolmq/raft';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -26,6 +27,15 @@ function open(segmentBytesMax = 1024, cacheBytes = 0): SegmentStore {
   const store = SegmentStore.open({ dir, cache: new PayloadCache(cacheBytes), segmentBytesMax });
   stores.push(store);
   return store;
+}
+
+function captured(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return null;
 }
 
 function payloadOf(seq: number, bytes = 100): Uint8Array {
@@ -152,6 +162,30 @@ describe('SegmentStore', () => {
     reopened.sweep();
     expect(reopened.read(1, kept, 100)).toEqual(payloadOf(1));
     expect(reopened.stats().segments).toBe(2); // the kept record's segment and the new head
+  });
+
+  it('fails a write on a full volume (ENOSPC or a short write) as a recoverable storage error', () => {
+    let mode: 'ok' | 'enospc' | 'short' = 'ok';
+    const writev = (fd: number, buffers: Uint8Array[], position: number): number => {
+      if (mode === 'enospc') throw Object.assign(new Error('ENOSPC: no space left'), { code: 'ENOSPC' });
+      const written = writevSync(fd, buffers, position);
+      return mode === 'short' ? written - 1 : written;
+    };
+    for (const failure of ['enospc', 'short'] as const) {
+      mode = 'ok';
+      const store = SegmentStore.open({ dir, cache: new PayloadCache(0), writev });
+      stores.push(store);
+      const kept = store.append(1, payloadOf(1));
+      mode = failure;
+      expect(() => store.append(2, payloadOf(2))).toThrow(expect.objectContaining({ kind: 'io' }));
+      expect(isRecoverableStorageError(captured(() => store.append(3, payloadOf(3))))).toBe(true);
+      // What was stored before still reads; a store opened again appends to a fresh head.
+      expect(Buffer.from(store.read(1, kept, 100)).equals(Buffer.from(payloadOf(1)))).toBe(true);
+      mode = 'ok';
+      const reopened = SegmentStore.open({ dir, cache: new PayloadCache(0), writev });
+      stores.push(reopened);
+      expect(reopened.append(4, payloadOf(4))).toBeGreaterThan(0);
+    }
   });
 
   it('refuses a directory of another format with one sentence', () => {

@@ -151,6 +151,8 @@ export class RaftCore {
   private savedHardState: HardState;
   private readySeq = 0;
   private persistedSeq = 0;
+  /** Seq of the last Ready that carried a snapshot to install. */
+  private snapshotSeq = 0;
 
   /**
    * A replica restored from `restored` (what storage loaded, or `bootstrapState(...)` for a
@@ -176,8 +178,12 @@ export class RaftCore {
     assert(restored.hardState.term >= this.log.lastTerm(), 'restored term below last log term');
     this.termValue = restored.hardState.term;
     this.vote = restored.hardState.vote;
+    // A damaged replica kept its vote, and `damage` covers what it acknowledged: not a wiped one.
     this.rebuilding =
-      config.guardLostStorage === true && snapshot === null && this.log.lastTerm() <= 1;
+      config.guardLostStorage === true &&
+      snapshot === null &&
+      this.log.lastTerm() <= 1 &&
+      (restored.hardState.damage ?? null) === null;
     this.snapshotValue = snapshot;
     this.savedHardState = this.hardState();
     this.stepRole = this.stepFollower;
@@ -331,6 +337,7 @@ export class RaftCore {
     }
     const snapshot = this.pendingRestore;
     this.pendingRestore = null;
+    if (snapshot !== null) this.snapshotSeq = this.readySeq + 1;
     const ready: Ready = {
       seq: ++this.readySeq,
       hardState,
@@ -803,7 +810,44 @@ export class RaftCore {
     const lastNew = prev + entries.length;
     this.log.commitTo(Math.min(m.leaderCommit, lastNew));
     this.noteCaughtUp(m.leaderCommit);
-    this.send(appendResponse(this, m, true, lastNew, 0, 0));
+    this.acceptAppend(m, lastNew);
+  }
+
+  /**
+   * Answers an accepted AppendEntries. The answer says the log matches the leader's durably up
+   * to `lastNew`, so it waits for this replica's writes. A heartbeat (no entries) that comes
+   * while writes are still under way is also answered at once, naming only what is durable
+   * already (as etcd answers heartbeats without waiting for its disk): the leader then hears
+   * from a live follower every heartbeat, and its check-quorum does not take a slow disk for a
+   * lost follower. With one voter of three stopped (a rolling restart), the other's write
+   * latency would otherwise depose the leader whenever it passed an election timeout.
+   */
+  private acceptAppend(m: AppendEntries, lastNew: number): void {
+    const answer = appendResponse(this, m, true, lastNew, 0, 0);
+    if (m.entries.length > 0 || !this.writesUnderWay() || this.snapshotUnderWay()) {
+      this.send(answer);
+      return;
+    }
+    // Entries up to the stable index are on disk as they are in memory, and up to `lastNew`
+    // they are the leader's: the smaller of the two is durably the leader's.
+    const durable = Math.min(lastNew, this.log.stableIndex());
+    this.msgs.push(durable === lastNew ? answer : appendResponse(this, m, true, durable, 0, 0));
+    if (durable < lastNew) this.send(answer);
+  }
+
+  /** A Ready not yet persisted, or something a next Ready would write. */
+  private writesUnderWay(): boolean {
+    return (
+      this.persistedSeq < this.readySeq || this.log.hasUnstable() || this.hardStateChanged()
+    );
+  }
+
+  /**
+   * An installed snapshot not yet durable: until it is, the stable index may name old entries
+   * the snapshot replaced, which need not be the leader's.
+   */
+  private snapshotUnderWay(): boolean {
+    return this.pendingRestore !== null || this.snapshotSeq > this.persistedSeq;
   }
 
   /**

@@ -148,8 +148,11 @@ export class RaftNode {
    */
   static async start(options: RaftNodeOptions): Promise<RaftNode> {
     const opts = resolveOptions(options);
-    let state = await opts.storage.load();
-    if (isEmptyState(state) && opts.bootstrap !== null) {
+    // A corrupt snapshot is repaired from a peer; a sole member has none, and its load fails
+    // (the group stays down: what the snapshot held is lost, and starting empty would hide it).
+    let state = await opts.storage.load({ dropCorruptSnapshot: !opts.soleMember });
+    const damaged = (state.hardState.damage ?? null) !== null;
+    if (isEmptyState(state) && !damaged && opts.bootstrap !== null) {
       state = bootstrapState(opts.bootstrap);
       await opts.storage.save(state.hardState, state.entries);
     }

@@ -14,8 +14,10 @@ import type {
   GroupId,
   GroupStorage,
   HardState,
+  LoadOptions,
   RestoredState,
   Snapshot,
+  SnapshotMeta,
   StorageDamage,
   StorageEngine,
 } from '../types.js';
@@ -25,11 +27,12 @@ import { LogSpan, type IndexRange } from './log-span.js';
 import { OpGate } from './op-gate.js';
 import {
   decodeEntryValue,
-  decodeHardState,
+  decodeHardStateOrNull,
   decodeSnapshotRecord,
   encodeEntryValue,
   encodeHardState,
   encodeSnapshotRecord,
+  type SnapshotRecord,
 } from './record-codec.js';
 import { SnapshotFiles, syncDirectory } from './snapshot-files.js';
 import { StorageError } from './storage-error.js';
@@ -43,11 +46,16 @@ type Fill = (span: LogSpan, batch: Batch) => void;
 type MustSync = boolean | (() => boolean);
 
 /** Why load dropped the tail of a group's log. */
-export type TornTailReason = 'checksum' | 'gap' | 'term';
+export type TornTailReason = 'checksum' | 'gap' | 'term' | 'snapshot' | 'snapshot-kept';
 
 export interface TornTailReport {
   readonly group: GroupId;
-  /** Index of the first dropped entry (the first one that failed). */
+  /**
+   * Index of the first dropped entry (the first one that failed); 1 for reason `snapshot` (a
+   * snapshot file failed its checksum: the state it held and the entries after it are gone) and
+   * for `snapshot-kept` (the same, in a load that may not drop it: nothing was dropped, and
+   * the load fails `corrupt`).
+   */
   readonly firstDroppedIndex: number;
   readonly droppedEntries: number;
   readonly reason: TornTailReason;
@@ -62,6 +70,11 @@ export interface LevelStorageOptions {
   readonly writeBufferBytes?: number;
   /** Told about every torn tail load drops (also counted in `stats().tornEntriesDropped`). */
   readonly onTornTail?: (report: TornTailReport) => void;
+  /**
+   * Told when load found a group's hard state record unreadable and restored it from its copy
+   * (also counted in `stats().hardStatesRestored`).
+   */
+  readonly onHardStateRestored?: (group: GroupId) => void;
   /**
    * Test hook: asked before each batch write and each reopen. A fault fails the write as the
    * medium would (ENOSPC, EIO): before anything is written, or, when `written`, after the batch
@@ -89,6 +102,7 @@ interface EngineContext {
   readonly commit: GroupCommit<Batch>;
   readonly files: SnapshotFiles;
   readonly onTornTail: ((report: TornTailReport) => void) | undefined;
+  readonly onHardStateRestored: ((group: GroupId) => void) | undefined;
   /** Throws StorageError `closed` after close(). */
   check(): void;
 }
@@ -124,6 +138,7 @@ export class LevelStorageEngine implements StorageEngine {
       commit: this.commit,
       files: new SnapshotFiles(join(directory, 'snapshots')),
       onTornTail: options.onTornTail,
+      onHardStateRestored: options.onHardStateRestored,
       check: () => {
         if (this.closed) throw new StorageError('closed', 'engine closed');
       },
@@ -222,6 +237,8 @@ class LevelGroupStorage implements GroupStorage {
   private snapshotFile: string | null = null;
   /** The last hard state staged (or loaded): a commit-only change needs no fsync. */
   private lastHardState: HardState = EMPTY_HARD_STATE;
+  /** The hard state the registry's copy holds (staged or loaded), compared without commit. */
+  private lastCopy: HardState = EMPTY_HARD_STATE;
   /** Settles when every snapshot record asked for so far is staged (never rejects). */
   private recordChain: Promise<void> = Promise.resolve();
   /** Settles when the entries of every durable snapshot record so far are dropped (no reject). */
@@ -237,10 +254,12 @@ class LevelGroupStorage implements GroupStorage {
   /**
    * Reads the group once everything staged before is durable. Entries that fail their checksum,
    * leave a gap or lower the term are dropped from there on, deleted durably and reported; the
-   * commit index is clamped to what remains. Rejects `corrupt` when the hard state or the
-   * snapshot fails its checksum (dropping those would be unsafe). Call it before writing.
+   * commit index is clamped to what remains. A hard state record that fails its checksum is
+   * restored from its copy (see `readHardState`). Rejects `corrupt` when both the hard state and
+   * its copy are bad, or the snapshot fails its checksum (dropping those would be unsafe). Call
+   * it before writing.
    */
-  load(): Promise<RestoredState> {
+  load(options: LoadOptions = {}): Promise<RestoredState> {
     return this.held(async () => {
       await this.settled();
       const { db, files } = this.context;
@@ -249,16 +268,16 @@ class LevelGroupStorage implements GroupStorage {
         this.keys.snapshot,
         this.keys.registry,
       ]);
-      let hardState = hardStateValue
-        ? decodeHardState(this.group, hardStateValue)
-        : EMPTY_HARD_STATE;
+      const read = this.readHardState(hardStateValue, registryValue);
+      let hardState = read.hardState;
       let snapshot: Snapshot | null = null;
       let snapshotFile: string | null = null;
       if (snapshotValue) {
-        const record = decodeSnapshotRecord(this.group, snapshotValue);
-        const data = await files.read(this.group, record.file, record.dataBytes, record.dataCrc);
-        snapshot = { meta: record.meta, data };
-        snapshotFile = record.file;
+        const record = this.decodeRecord(snapshotValue, options);
+        const data = record === null ? null : await this.readSnapshotFile(record, options);
+        if (data === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
+        snapshot = { meta: record!.meta, data };
+        snapshotFile = record!.file;
       }
       const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
       const lastEntry = scan.entries[scan.entries.length - 1];
@@ -267,16 +286,166 @@ class LevelGroupStorage implements GroupStorage {
       if (scan.lost !== null) {
         hardState = { ...hardState, damage: mergeDamage(hardState, scan.lost) };
       }
-      // One batch: the mark must never be lost while the evidence for it is already gone.
-      const marked = scan.lost !== null ? hardState : null;
-      if (scan.deleteKeys.length > 0) await this.deleteKeys(scan.deleteKeys, marked);
+      // One batch: the mark must never be lost while the evidence for it is already gone, and
+      // the record and its copy never disagree on term, vote or damage.
+      const rewrite = scan.lost !== null || read.restored;
+      const repair = {
+        hardState: rewrite ? hardState : null,
+        copy: rewrite || read.copyStale ? hardState : null,
+      };
+      if (scan.deleteKeys.length > 0 || repair.copy !== null) {
+        await this.repairKeys(scan.deleteKeys, repair.hardState, repair.copy);
+      }
+      if (read.restored) this.reportRestored();
       await files.removeAllBut(this.group, snapshotFile);
       this.span = LogSpan.of(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0, scan.entries);
       this.lastHardState = hardState;
-      this.registered = registryValue !== undefined;
+      this.lastCopy = hardState;
+      this.registered = registryValue !== undefined || repair.copy !== null;
       this.snapshotFile = snapshotFile;
       return { hardState, snapshot, entries: scan.entries };
     });
+  }
+
+  /** The snapshot record; null when it fails its checksum and `dropCorruptSnapshot` allows. */
+  private decodeRecord(value: Buffer, options: LoadOptions): SnapshotRecord | null {
+    try {
+      return decodeSnapshotRecord(this.group, value);
+    } catch (error) {
+      return this.corruptSnapshot(error, options);
+    }
+  }
+
+  /** Counts a corrupt snapshot; null to drop it, or rethrows `error` with a report. */
+  private corruptSnapshot(error: unknown, options: LoadOptions): null {
+    if (!(error instanceof StorageError) || error.kind !== 'corrupt') throw error;
+    this.context.commit.stats.snapshotsCorrupt++;
+    if (options.dropCorruptSnapshot === true) return null;
+    const report = { firstDroppedIndex: 1, droppedEntries: 0 } as const;
+    this.context.onTornTail?.({ group: this.group, ...report, reason: 'snapshot-kept' });
+    throw error;
+  }
+
+  /** The snapshot's data; null when it fails its checksum and `dropCorruptSnapshot` allows. */
+  private async readSnapshotFile(
+    record: SnapshotRecord,
+    options: LoadOptions,
+  ): Promise<Uint8Array | null> {
+    try {
+      return await this.context.files.read(
+        this.group,
+        record.file,
+        record.dataBytes,
+        record.dataCrc,
+      );
+    } catch (error) {
+      return this.corruptSnapshot(error, options);
+    }
+  }
+
+  /**
+   * The snapshot (its file, or its record: `meta` null) failed its checksum: the state up to
+   * its index is lost here, and the entries after it are useless without it. Deletes the
+   * snapshot record and every entry, with a hard state whose `damage` covers the lost log's end
+   * (never below the snapshot's index and term), in one durable batch, then the files; the
+   * group starts empty and a peer sends it a snapshot. Commit goes to 0: nothing is applied.
+   */
+  private async dropCorruptSnapshot(
+    stored: HardState,
+    meta: SnapshotMeta | null,
+  ): Promise<RestoredState> {
+    const lost =
+      meta === null ? await this.lostWithRecord(stored) : await this.lostAfter(stored, meta);
+    const hardState: HardState = { ...stored, commit: 0, damage: lost.damage };
+    // The record and its copy get the mark together (see readHardState).
+    await this.repairKeys([this.keys.snapshot, ...lost.keys], hardState, hardState);
+    this.lastCopy = hardState;
+    await this.context.files.removeAllBut(this.group, null);
+    this.context.onTornTail?.({
+      group: this.group,
+      firstDroppedIndex: 1,
+      droppedEntries: lost.entries,
+      reason: 'snapshot',
+    });
+    this.span = LogSpan.of(0, 0, []);
+    this.lastHardState = hardState;
+    this.registered = true; // the registry record is kept: the group still has state here
+    this.snapshotFile = null;
+    return { hardState, snapshot: null, entries: [] };
+  }
+
+  /** The entry keys to delete with a snapshot at `meta`, and the end of the log lost. */
+  private async lostAfter(stored: HardState, meta: SnapshotMeta): Promise<LostLog> {
+    const scan = await this.scanLog(meta.index, meta.term);
+    const lastEntry = scan.entries[scan.entries.length - 1];
+    let damage = mergeDamage(stored, { lastIndex: meta.index, lastTerm: meta.term });
+    const withDamage = (): HardState => ({ ...stored, damage });
+    if (lastEntry !== undefined) {
+      damage = mergeDamage(withDamage(), { lastIndex: lastEntry.index, lastTerm: lastEntry.term });
+    }
+    if (scan.lost !== null) damage = mergeDamage(withDamage(), scan.lost);
+    const keys = [...scan.deleteKeys];
+    for (const entry of scan.entries) keys.push(this.keys.entry(entry.index));
+    return { keys, entries: scan.entries.length, damage };
+  }
+
+  /**
+   * Every entry key, when the snapshot record is unreadable: its index is unknown. No stored
+   * entry has a term above the hard state's, so any log ending in a later term is at least as
+   * up-to-date as the lost one; none ending in that term is (index bound: the largest).
+   */
+  private async lostWithRecord(stored: HardState): Promise<LostLog> {
+    const keys: Buffer[] = [];
+    const range = { gte: this.keys.entriesStart, lt: this.keys.entriesEnd, values: false };
+    const iterator = this.context.db.iterator(range);
+    try {
+      for (;;) {
+        const chunk = await iterator.nextv(ITERATOR_CHUNK);
+        if (chunk.length === 0) break;
+        for (const [key] of chunk) keys.push(key);
+      }
+    } finally {
+      await iterator.close();
+    }
+    const end = { lastIndex: Number.MAX_SAFE_INTEGER, lastTerm: stored.term };
+    return { keys, entries: keys.length, damage: mergeDamage(stored, end) };
+  }
+
+  /**
+   * The group's hard state, from its record or, when that is unreadable, from the copy the
+   * registry value holds. Why a copy and not a repair from peers: the term and the vote are
+   * this replica's own promises, and no peer can say what they were. A replica that forgot its
+   * vote could vote twice in a term, electing two leaders; one that forgot its term could take
+   * part in a term it had already voted in. Peers cannot bound them either: the replica may
+   * have started the election of its last term itself, and a term learned from a peer after the
+   * restart may come from a message sent before that vote (a message delayed in the network).
+   * So the safety-critical part (term, vote, damage mark) is written twice, atomically in one
+   * batch, under keys far apart in the store (the registry range holds no log), whenever it
+   * changes: rarely (elections, votes, bad bytes found, a repair ended), never per entry. Commit
+   * is not copied each time it moves; the copy's older commit index is still a committed index
+   * (commit never goes back), and the leader tells the rest again. A store written before the
+   * copy existed has an empty registry value: load writes the copy from the good record.
+   */
+  private readHardState(
+    value: Buffer | undefined,
+    copyValue: Buffer | undefined,
+  ): { hardState: HardState; restored: boolean; copyStale: boolean } {
+    const hasCopy = copyValue !== undefined && copyValue.length > 0;
+    const copy = hasCopy ? decodeHardStateOrNull(copyValue) : null;
+    const record = value === undefined ? EMPTY_HARD_STATE : decodeHardStateOrNull(value);
+    if (record !== null && !(value === undefined && copy !== null)) {
+      const current = copy === null ? value === undefined : sameSafetyState(copy, record);
+      return { hardState: record, restored: false, copyStale: !current };
+    }
+    if (copy === null) {
+      throw new StorageError(
+        'corrupt',
+        `group ${this.group}: hard state fails its checksum and has no good copy; its vote ` +
+          'is unknown, and voting again could elect two leaders in one term, so the group ' +
+          'stays stopped (move its replica to another member to rebuild it from peers)',
+      );
+    }
+    return { hardState: copy, restored: true, copyStale: false };
   }
 
   /**
@@ -293,8 +462,10 @@ class LevelGroupStorage implements GroupStorage {
     return this.stage(bytes, entries.length, mustSync, (span, batch) => {
       const truncated = span.append(entries);
       if (hardState) {
-        batch.put(this.keys.hardState, encodeHardState(hardState));
+        const encoded = encodeHardState(hardState);
+        batch.put(this.keys.hardState, encoded);
         this.lastHardState = hardState;
+        if (!sameSafetyState(hardState, this.lastCopy)) this.putCopy(batch, encoded, hardState);
       }
       for (const entry of entries) {
         batch.put(this.keys.entry(entry.index), encodeEntryValue(entry));
@@ -336,9 +507,10 @@ class LevelGroupStorage implements GroupStorage {
       const range = { gte: this.keys.groupStart, lt: this.keys.groupEnd };
       const keys = await this.context.db.keys(range).all();
       keys.push(this.keys.registry);
-      await this.deleteKeys(keys, null);
+      await this.repairKeys(keys, null, null);
       this.span = new LogSpan();
       this.lastHardState = EMPTY_HARD_STATE;
+      this.lastCopy = EMPTY_HARD_STATE;
       this.registered = false;
       this.snapshotFile = null;
       await this.context.files.removeGroup(this.group);
@@ -353,6 +525,7 @@ class LevelGroupStorage implements GroupStorage {
     assert(!this.gate.busy, `group ${this.group}: reopened while a call is running`);
     this.span = null;
     this.lastHardState = EMPTY_HARD_STATE;
+    this.lastCopy = EMPTY_HARD_STATE;
     this.snapshotFile = null;
   }
 
@@ -509,17 +682,34 @@ class LevelGroupStorage implements GroupStorage {
     this.context.onTornTail?.({ group: this.group, firstDroppedIndex, droppedEntries, reason });
   }
 
+  private reportRestored(): void {
+    this.context.commit.stats.hardStatesRestored++;
+    this.context.onHardStateRestored?.(this.group);
+  }
+
   /**
    * Deletes keys in one durable batch (maintenance: not subject to the backpressure bound),
-   * with `hardState` when given.
+   * with `hardState` and the registry's `copy` of it when given.
    */
-  private deleteKeys(keys: readonly Buffer[], hardState: HardState | null): Promise<void> {
+  private repairKeys(
+    keys: readonly Buffer[],
+    hardState: HardState | null,
+    copy: HardState | null,
+  ): Promise<void> {
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
     return this.context.commit.submit(CALL_OVERHEAD_BYTES + keys.length * 32, 0, (batch) => {
       for (const key of keys) batch.del(key);
       if (hardState !== null) batch.put(this.keys.hardState, encodeHardState(hardState));
+      if (copy !== null) batch.put(this.keys.registry, encodeHardState(copy));
     });
+  }
+
+  /** Stages the copy of a hard state; it also registers the group. */
+  private putCopy(batch: Batch, encoded: Buffer, hardState: HardState): void {
+    batch.put(this.keys.registry, encoded);
+    this.lastCopy = hardState;
+    this.registered = true;
   }
 
   private stage(bytes: number, entries: number, mustSync: MustSync, fill: Fill): Promise<void> {
@@ -591,6 +781,13 @@ class LevelGroupStorage implements GroupStorage {
   }
 }
 
+/** What a dropped snapshot takes along: entry keys to delete, and the damage to record. */
+interface LostLog {
+  readonly keys: Buffer[];
+  readonly entries: number;
+  readonly damage: StorageDamage;
+}
+
 /** Why the entry stored at `index` cannot follow the kept log, or null when it can. */
 interface LogScan {
   readonly entries: Entry[];
@@ -610,6 +807,16 @@ function mergeDamage(hardState: HardState, lost: LogScan['lost'] & object): Stor
   if (earlier === null || earlier.lastTerm < found.lastTerm) return found;
   if (earlier.lastTerm === found.lastTerm && earlier.lastIndex < found.lastIndex) return found;
   return earlier;
+}
+
+/** Whether two hard states agree on what must never be lost: term, vote and damage mark. */
+function sameSafetyState(a: HardState, b: HardState): boolean {
+  const x = a.damage ?? null;
+  const y = b.damage ?? null;
+  const sameDamage =
+    x === y ||
+    (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
+  return a.term === b.term && a.vote === b.vote && sameDamage;
 }
 
 function entryFault(

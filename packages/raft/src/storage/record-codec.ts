@@ -7,6 +7,9 @@
 //               [| damage last index u64 | damage last term u64] | vote utf8
 //               (flags: 1 = has vote, 2 = has damage; records without damage are unchanged)
 //   snapshot:   crc u32 | JSON of SnapshotRecord (rare, small: not a hot path)
+//
+// The registry value of a group holds a copy of its hard state (same encoding; empty in stores
+// written before the copy existed): see LevelGroupStorage.load for why.
 
 import { Buffer } from 'node:buffer';
 import type { ClusterConfig, Entry, EntryType, HardState, SnapshotMeta } from '../types.js';
@@ -79,13 +82,23 @@ export function encodeHardState(hardState: HardState): Buffer {
 
 /** Decodes a hard state. Throws StorageError `corrupt` on a bad record: a lost vote is unsafe. */
 export function decodeHardState(group: string, value: Buffer): HardState {
-  if (value.length < HARD_STATE_HEADER_BYTES || value.readUInt32BE(0) !== crc32c(value, 4)) {
-    throw new StorageError('corrupt', `group ${group}: hard state fails its checksum`);
-  }
+  const state = decodeHardStateOrNull(value);
+  if (state !== null) return state;
+  const why = checksumFails(value) ? 'fails its checksum' : 'has an unknown layout';
+  throw new StorageError('corrupt', `group ${group}: hard state ${why}`);
+}
+
+function checksumFails(value: Buffer): boolean {
+  return value.length < HARD_STATE_HEADER_BYTES || value.readUInt32BE(0) !== crc32c(value, 4);
+}
+
+/** Decodes a hard state, or returns null when it fails its checksum or has an unknown layout. */
+export function decodeHardStateOrNull(value: Buffer): HardState | null {
+  if (checksumFails(value)) return null;
   const flags = value[20]!;
   const hasDamage = (flags & HAS_DAMAGE) !== 0;
   if (flags > (HAS_VOTE | HAS_DAMAGE) || (hasDamage && value.length < HARD_STATE_HEADER_BYTES + DAMAGE_BYTES)) {
-    throw new StorageError('corrupt', `group ${group}: hard state has an unknown layout`);
+    return null;
   }
   const voteAt = HARD_STATE_HEADER_BYTES + (hasDamage ? DAMAGE_BYTES : 0);
   const state = {

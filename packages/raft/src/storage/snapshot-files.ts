@@ -107,13 +107,21 @@ export class SnapshotFiles {
     return { file, crc };
   }
 
-  /** Reads a snapshot file and checks its length and checksum; StorageError `corrupt` if not. */
+  /**
+   * Reads a snapshot file and checks its length and checksum; StorageError `corrupt` if not, or
+   * if the file is missing (a group with peers drops a corrupt snapshot to be repaired). Any
+   * other failure to read (EIO, a file too large to read whole) says nothing about its bytes
+   * and is never a reason to drop it: StorageError `io`.
+   */
   async read(group: GroupId, file: string, dataBytes: number, dataCrc: number): Promise<Uint8Array> {
     let data: Uint8Array;
     try {
       data = await readFile(join(this.directoryOf(group), file));
     } catch (cause) {
-      throw new StorageError('corrupt', `group ${group}: snapshot file ${file} unreadable`, { cause });
+      const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
+      const what = `group ${group}: snapshot file ${file}`;
+      if (missing) throw new StorageError('corrupt', `${what} is missing`, { cause });
+      throw new StorageError('io', `${what} unreadable: ${(cause as Error).message}`, { cause });
     }
     if (data.length !== dataBytes || crc32c(data) !== dataCrc) {
       throw new StorageError('corrupt', `group ${group}: snapshot file ${file} fails its checksum`);

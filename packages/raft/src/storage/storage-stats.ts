@@ -37,8 +37,12 @@ export interface StorageStats {
   readonly pendingCalls: number;
   /** Snapshot files written. */
   readonly snapshotsWritten: number;
+  /** Snapshot files that failed their checksum on load (dropped, or kept by a sole member). */
+  readonly snapshotsCorrupt: number;
   /** Log entries dropped on load because they failed their checksum or broke contiguity. */
   readonly tornEntriesDropped: number;
+  /** Hard state records found unreadable on load and restored from their copy. */
+  readonly hardStatesRestored: number;
 }
 
 /** Mutable counters behind `StorageStats`; owned by one engine. */
@@ -57,7 +61,9 @@ export class StatsRecorder {
   fsyncMsTotal = 0;
   readonly fsyncMsHistogram: number[] = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
   snapshotsWritten = 0;
+  snapshotsCorrupt = 0;
   tornEntriesDropped = 0;
+  hardStatesRestored = 0;
 
   /** Records one durable batch of `calls` calls, `entries` entries and `bytes` bytes. */
   recordBatch(calls: number, entries: number, bytes: number, latencyMs: number): void {
@@ -102,7 +108,9 @@ export class StatsRecorder {
       pendingBytes,
       pendingCalls,
       snapshotsWritten: this.snapshotsWritten,
+      snapshotsCorrupt: this.snapshotsCorrupt,
       tornEntriesDropped: this.tornEntriesDropped,
+      hardStatesRestored: this.hardStatesRestored,
     };
   }
 }

@@ -61,6 +61,34 @@ describe('a replica that lost entries to bad bytes', () => {
     expect(h.appliedTexts(h.leaders()[0]!)).toContain('x');
   });
 
+  it('lost its snapshot and whole log with guardLostStorage: votes under the damage rule', () => {
+    // Storage drops a corrupt snapshot with every entry (LevelGroupStorage.load): the log is as
+    // empty as a wiped replica's, but the hard state (its vote) and the damage mark are kept,
+    // so it votes for a candidate that covers the lost log instead of waiting, as a wiped one
+    // must, for a leader that may never come (here the old leader is gone for good).
+    const h = new Harness(VOTERS, { config: { guardLostStorage: true } });
+    h.elect('n1');
+    const proposed = h.propose('n1', 'x');
+    if (!proposed.ok) throw new Error('n1 refused the proposal');
+    h.stabilize();
+    h.snapshot('n3');
+    h.crash('n3');
+    const disk = h.disks.get('n3')!;
+    const meta = disk.snapshot!.meta;
+    const last = disk.entries[disk.entries.length - 1] ?? meta;
+    const damage = { lastIndex: last.index, lastTerm: last.term };
+    disk.snapshot = null;
+    disk.entries = [];
+    disk.hardState = { ...disk.hardState, commit: 0, damage };
+    h.restart('n3');
+    h.crash('n1');
+    for (let i = 0; i < 200 && h.leaders().length === 0; i += 1) h.tickSome(['n2', 'n3'], 1);
+    expect(h.leaders()).toEqual(['n2']);
+    h.tickSome(['n2', 'n3'], 3);
+    expect(h.appliedTexts('n3')).toContain('x');
+    expect(h.core('n3').storageDamage()).toBeNull();
+  });
+
   it('goes on at once as a sole member (mq serve): no peer could repair it', () => {
     const h = new Harness(['solo'], { config: { soleMember: true } });
     h.elect('solo');

@@ -136,6 +136,51 @@ describe('check-quorum (thesis 6.2)', () => {
     ).toMatchObject({ ok: false, reason: 'not_leader' });
   });
 
+  it('keeps leading when one follower stops and the other writes slower than a timeout', () => {
+    // A rolling restart on a loaded machine: n3 stops in order while n2, alive and hearing
+    // every heartbeat, takes longer than an election timeout to make its writes durable.
+    const h = new Harness(['n1', 'n2', 'n3']);
+    h.elect('n1');
+    h.tickAll(1);
+    const term = h.core('n1').currentTerm();
+    h.crash('n3');
+    h.hold('n2');
+    const proposed = h.propose('n1', 'x');
+    if (!proposed.ok) throw new Error('n1 refused the proposal');
+    h.stabilize();
+    h.tickSome(['n1', 'n2'], 3 * h.electionTicks('n1'));
+    expect(h.core('n1').isLeader()).toBe(true);
+    expect(h.core('n1').hasLeaderLease()).toBe(true);
+    // What n2 has not made durable counts toward no commit.
+    expect(h.core('n1').commitIndex()).toBeLessThan(proposed.index);
+    h.release('n2');
+    h.stabilize();
+    expect(h.core('n1').commitIndex()).toBe(proposed.index);
+    expect(h.core('n1').currentTerm()).toBe(term);
+  });
+
+  it('a heartbeat answered at once names only what the follower holds durably', () => {
+    const h = new Harness(['n1', 'n2', 'n3']);
+    h.elect('n1');
+    h.tickAll(1);
+    const durable = h.core('n2').stableIndex();
+    h.hold('n2');
+    h.propose('n1', 'x');
+    h.stabilize();
+    const before = h.delivered.length;
+    h.tick('n1');
+    h.stabilize();
+    const acks = h.delivered
+      .slice(before)
+      .filter(isType(MessageType.AppendEntriesResponse))
+      .filter((m) => m.from === 'n2');
+    expect(acks.length).toBeGreaterThan(0);
+    for (const ack of acks) {
+      expect(ack.success).toBe(true);
+      expect(ack.matchIndex).toBe(durable);
+    }
+  });
+
   it('without check-quorum the isolated leader believes it leads forever', () => {
     const h = new Harness(['n1', 'n2', 'n3'], { config: { checkQuorum: false } });
     h.elect('n1');

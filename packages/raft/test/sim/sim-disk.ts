@@ -1,7 +1,8 @@
 // The durable image of one simulated replica, with GroupStorage's semantics. Writes reach it
 // when the simulated fsync completes (SimNode schedules that), and a crash may also let some of
 // the writes still pending through, oldest first (a write issued is on its way to the disk),
-// never one out of order. `corrupt` plays bad bytes found on load.
+// never one out of order. `corrupt` plays bad bytes found on load, in the log, the snapshot or
+// the hard state record (which storage restores from its copy: LevelGroupStorage.load).
 
 import type { Entry, HardState, RestoredState, Snapshot } from '../../src/types.js';
 import { SafetyViolation } from './checker.js';
@@ -9,6 +10,8 @@ import type { Prng } from './prng.js';
 
 export class SimDisk {
   private hardState: HardState = { term: 0, vote: null, commit: 0 };
+  /** The copy storage keeps: rewritten with the record whenever term, vote or damage change. */
+  private copy: HardState = this.hardState;
   private snapshot: Snapshot | null = null;
   /** Ascending by index; may have a gap after a snapshot (stale tail, see GroupStorage). */
   private entries: Entry[] = [];
@@ -25,6 +28,7 @@ export class SimDisk {
       if (hardState.term === old.term && old.vote !== null && hardState.vote !== old.vote) {
         throw new SafetyViolation(`two durable votes in term ${old.term}`);
       }
+      if (!sameSafetyState(hardState, this.copy)) this.copy = hardState;
       this.hardState = hardState;
     }
     if (entries.length === 0) return;
@@ -51,23 +55,33 @@ export class SimDisk {
    * Bad bytes found on load, handled as LevelGroupStorage.load does: from a random stored entry
    * on, every entry is unreadable and dropped; or the snapshot is unreadable, and it and the
    * entries after it (useless without it) go. The hard state records what may have been
-   * acknowledged and lost, until the replica has caught up (RaftCore's `damage`). Returns what
+   * acknowledged and lost, until the replica has caught up (RaftCore's `damage`). Or, one time
+   * in four, the hard state record is unreadable and restored from its copy. Returns what
    * was dropped, for the trace, or null when the disk held nothing to corrupt.
    */
   corrupt(prng: Prng): string | null {
     const last = this.entries[this.entries.length - 1] ?? this.snapshot?.meta;
     if (last === undefined) return null;
+    if (prng.chance(0.25)) {
+      // The hard state record is unreadable: storage restores it from its copy, whose commit
+      // index may be older (commit is not copied each time it moves).
+      const commit = Math.min(this.copy.commit, last.index);
+      const what = `hard state (term ${this.hardState.term}, commit ${this.hardState.commit}) lost`;
+      this.hardState = { ...this.copy, commit };
+      this.copy = this.hardState;
+      return `${what}, restored from its copy with commit ${commit}`;
+    }
     const lastIndex = last.index;
     let kept: number;
     let what: string;
     if (this.snapshot !== null && (this.entries.length === 0 || prng.chance(0.2))) {
-      what = `snapshot ${this.snapshot.meta.index} and ${this.entries.length} entries`;
+      what = `dropped snapshot ${this.snapshot.meta.index} and ${this.entries.length} entries`;
       this.snapshot = null;
       this.entries = [];
       kept = 0;
     } else {
       const position = prng.int(this.entries.length);
-      what = `entries ${this.entries[position]!.index}-${lastIndex}`;
+      what = `dropped entries ${this.entries[position]!.index}-${lastIndex}`;
       kept = position > 0 ? this.entries[position - 1]!.index : (this.snapshot?.meta.index ?? 0);
       this.entries.length = position;
     }
@@ -82,6 +96,7 @@ export class SimDisk {
           : earlier;
     const commit = Math.min(this.hardState.commit, kept);
     this.hardState = { ...this.hardState, commit, damage };
+    this.copy = this.hardState;
     return what;
   }
 
@@ -104,4 +119,14 @@ export class SimDisk {
     }
     return lo;
   }
+}
+
+/** Whether two hard states agree on term, vote and damage (what storage copies). */
+function sameSafetyState(a: HardState, b: HardState): boolean {
+  const x = a.damage ?? null;
+  const y = b.damage ?? null;
+  const sameDamage =
+    x === y ||
+    (x !== null && y !== null && x.lastIndex === y.lastIndex && x.lastTerm === y.lastTerm);
+  return a.term === b.term && a.vote === b.vote && sameDamage;
 }

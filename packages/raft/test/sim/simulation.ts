@@ -2,9 +2,10 @@
 // join later) in one process, run from one seed. Fault phase: clients propose, the network
 // loses, duplicates, delays, reorders and partitions (symmetric and one-way), replicas crash
 // (losing some unsynced writes) and restart, writes fail (the process exits and restarts),
-// fsyncs stall, a restarting replica finds bad bytes in its log or snapshot (one replica at a
-// time: a majority corrupted at once is beyond repair), members are added, promoted and removed,
-// leadership is transferred, replicas snapshot and compact. Every step runs the safety checker. Heal phase:
+// fsyncs stall, a restarting replica finds bad bytes in its log, snapshot or hard state (one
+// replica at a time: a majority corrupted at once is beyond repair), members are added,
+// promoted and removed, leadership is transferred, replicas snapshot and compact. Every step
+// runs the safety checker. Heal phase:
 // faults stop, everything restarts and reconnects, and the cluster must converge with every
 // acknowledged proposal applied on every member in the same order.
 
@@ -35,7 +36,7 @@ export interface SimResult {
   readonly acked: number;
   readonly elections: number;
   readonly crashes: number;
-  /** Restarts that found bad bytes and dropped entries or a snapshot. */
+  /** Restarts that found bad bytes: entries or a snapshot dropped, or the hard state restored. */
   readonly corruptions: number;
   readonly confChanges: number;
   readonly transfers: number;
@@ -362,7 +363,7 @@ export class Simulation implements SimHost {
       const dropped = node.disk.corrupt(this.prng);
       if (dropped !== null) {
         this.corruptions += 1;
-        this.trace(`bad bytes on ${node.id}: dropped ${dropped}`);
+        this.trace(`bad bytes on ${node.id}: ${dropped}`);
       }
     }
     node.start(null);

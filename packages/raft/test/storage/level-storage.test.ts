@@ -7,6 +7,7 @@ import { GroupKeys } from '../../src/storage/level-keys.js';
 import { LevelStorageEngine, type TornTailReport } from '../../src/storage/level-storage.js';
 import { encodeEntryValue } from '../../src/storage/record-codec.js';
 import { isStorageError } from '../../src/storage/storage-error.js';
+import type { StorageDamage } from '../../src/types.js';
 import { entries, entry, storageConformance } from './conformance.js';
 
 const directories = new Map<LevelStorageEngine, string>();
@@ -122,6 +123,101 @@ describe('LevelStorageEngine on disk', () => {
     await engine.close();
   });
 
+  /** Changes one byte of the value stored under `key` (or sets it), under LevelDB. */
+  async function tamper(directory: string, key: Buffer, change: (value: Buffer) => Buffer): Promise<void> {
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const value = (await db.get(key)) ?? Buffer.alloc(0);
+    await db.put(key, change(value), { sync: true });
+    await db.close();
+  }
+
+  const flipLast = (value: Buffer): Buffer => {
+    value[value.length - 1] ^= 0x01;
+    return value;
+  };
+
+  it('restores a hard state that fails its checksum from its copy: term, vote and damage', async () => {
+    const directory = await freshDirectory();
+    cleanup.push(directory);
+    const restoredGroups: string[] = [];
+    const open = () => LevelStorageEngine.open(directory, { onHardStateRestored: (group) => restoredGroups.push(group) });
+    let engine = await open();
+    const storage = engine.group('spool:s');
+    await storage.load();
+    const damage = { lastIndex: 9, lastTerm: 2 };
+    await storage.save({ term: 2, vote: 'n2', commit: 3, damage }, entries(1, 5, 2));
+    await storage.save({ term: 2, vote: 'n2', commit: 5, damage }, []); // commit only: not copied
+    await engine.close();
+    const keys = new GroupKeys('spool:s');
+    await tamper(directory, keys.hardState, flipLast);
+
+    engine = await open();
+    const restored = await engine.group('spool:s').load();
+    // The copy was written with the vote: its commit index is older, and still committed.
+    expect(restored.hardState).toEqual({ term: 2, vote: 'n2', commit: 3, damage });
+    expect(restored.entries.map((e) => e.index)).toEqual([1, 2, 3, 4, 5]);
+    expect(restoredGroups).toEqual(['spool:s']);
+    expect(engine.stats().hardStatesRestored).toBe(1);
+    await engine.close();
+    // The record was rewritten from the copy, durably: the next start reads it as it is.
+    engine = await open();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 3, damage });
+    expect(restoredGroups.length).toBe(1);
+    await engine.close();
+  });
+
+  it('restores a missing hard state record from its copy', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    await db.del(new GroupKeys('spool:s').hardState, { sync: true });
+    await db.close();
+    const engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    await engine.close();
+  });
+
+  it('rewrites a bad or missing copy from a good record, then restores from it', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const keys = new GroupKeys('spool:s');
+    // A store written before the copy existed holds an empty registry value.
+    await tamper(directory, keys.registry, () => Buffer.alloc(0));
+    let engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    expect(await engine.groups()).toEqual(['spool:s']);
+    await engine.close();
+    await tamper(directory, keys.hardState, flipLast);
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    await engine.close();
+    // And a copy that fails its checksum is rewritten from the good record the same way.
+    await tamper(directory, keys.registry, flipLast);
+    engine = await reopen();
+    await engine.group('spool:s').load();
+    await engine.close();
+    await tamper(directory, keys.hardState, flipLast);
+    engine = await reopen();
+    expect((await engine.group('spool:s').load()).hardState).toEqual({ term: 2, vote: 'n2', commit: 8 });
+    await engine.close();
+  });
+
+  it('refuses to load a group whose hard state and its copy both fail their checksums', async () => {
+    const { directory, reopen } = await setup();
+    await writeTwoBatches(reopen);
+    const keys = new GroupKeys('spool:s');
+    await tamper(directory, keys.hardState, flipLast);
+    await tamper(directory, keys.registry, flipLast);
+    const engine = await reopen();
+    await expect(engine.group('spool:s').load()).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt' && /no good copy/.test(error.message),
+    );
+    expect(await engine.groups()).toEqual(['spool:s']); // still listed: nothing was deleted
+    await engine.close();
+  });
+
   it('drops entries that leave a gap or lower the term', async () => {
     const { directory, reports, reopen } = await setup();
     await writeTwoBatches(reopen);
@@ -210,22 +306,102 @@ describe('LevelStorageEngine on disk', () => {
     await engine.close();
   });
 
-  it('refuses to load a group whose snapshot file is corrupted', async () => {
-    const { directory, reopen } = await setup();
-    let engine = await reopen();
+  /** A group with entries 1..8 (terms 1, 2), a snapshot at 5 and entries 6..8, closed. */
+  async function snapshotThenCorrupt(
+    directory: string,
+    reopen: () => Promise<LevelStorageEngine>,
+    damage: StorageDamage | null = null,
+  ): Promise<void> {
+    const engine = await reopen();
     const storage = engine.group('g');
     await storage.load();
-    await storage.saveSnapshot({ meta: { index: 5, term: 2, config: { voters: ['n1'], learners: [] } }, data: new Uint8Array(100) });
+    const hardState = { term: 3, vote: 'n1', commit: 8, ...(damage === null ? {} : { damage }) };
+    await storage.save(hardState, [...entries(1, 5, 1), ...entries(6, 8, 2)]);
+    const meta = { index: 5, term: 1, config: { voters: ['n1', 'n2'], learners: [] } };
+    await storage.saveSnapshot({ meta, data: new Uint8Array(100) });
     await engine.close();
     const snapshotDirectory = join(directory, 'snapshots', 'g');
     const [file] = await readdir(snapshotDirectory);
     const bytes = new Uint8Array(100);
     bytes[50] = 1;
     await writeFile(join(snapshotDirectory, file!), bytes);
-    engine = await reopen();
+  }
+
+  it('refuses to load a group whose snapshot file is corrupted, unless it may drop it', async () => {
+    const { directory, reports, reopen } = await setup();
+    await snapshotThenCorrupt(directory, reopen);
+    const engine = await reopen();
     await expect(engine.group('g').load()).rejects.toSatisfy(
       (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
     );
+    expect(reports).toEqual([{ group: 'g', firstDroppedIndex: 1, droppedEntries: 0, reason: 'snapshot-kept' }]);
+    expect(engine.stats().snapshotsCorrupt).toBe(1);
+    await engine.close();
+    // Refused, nothing was dropped: the next load finds the same.
+    const again = await reopen();
+    await expect(again.group('g').load()).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
+    );
+    await again.close();
+  });
+
+  it('drops a corrupt snapshot and the entries after it with a damage mark, durably', async () => {
+    const { directory, reports, reopen } = await setup();
+    await snapshotThenCorrupt(directory, reopen);
+    let engine = await reopen();
+    const restored = await engine.group('g').load({ dropCorruptSnapshot: true });
+    // Empty, and marked with the lost log's end (entry 8 of term 2, past the snapshot's 5/1):
+    // the replica votes as if it still held them until a peer has sent a snapshot.
+    const damage = { lastIndex: 8, lastTerm: 2 };
+    expect(restored).toEqual({ hardState: { term: 3, vote: 'n1', commit: 0, damage }, snapshot: null, entries: [] });
+    expect(reports).toEqual([{ group: 'g', firstDroppedIndex: 1, droppedEntries: 3, reason: 'snapshot' }]);
+    expect(engine.stats().snapshotsCorrupt).toBe(1);
+    expect(await readdir(join(directory, 'snapshots', 'g'))).toEqual([]);
+    // Writable from index 1 (a snapshot from the leader, or entries from 1).
+    const meta = { index: 7, term: 2, config: { voters: ['n1', 'n2'], learners: [] } };
+    await engine.group('g').saveSnapshot({ meta, data: new Uint8Array([1, 2, 3]) });
+    await engine.close();
+    engine = await reopen();
+    const repaired = await engine.group('g').load();
+    expect(repaired.snapshot?.meta.index).toBe(7);
+    expect(Array.from(repaired.snapshot!.data)).toEqual([1, 2, 3]);
+    expect(repaired.hardState.damage).toEqual(damage); // the core clears it, not storage
+    expect(reports.length).toBe(1);
+    await engine.close();
+  });
+
+  it('drops a snapshot whose record fails its checksum, marking damage up to any later term', async () => {
+    const { directory, reports, reopen } = await setup();
+    await snapshotThenCorrupt(directory, reopen);
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const key = new GroupKeys('g').snapshot;
+    const value = (await db.get(key))!;
+    value[value.length - 2] ^= 0x01;
+    await db.put(key, value, { sync: true });
+    await db.close();
+    let engine = await reopen();
+    await expect(engine.group('g').load()).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
+    );
+    const restored = await engine.group('g').load({ dropCorruptSnapshot: true });
+    // Its index is unknown: only a log ending in a term above the stored one (3) covers it.
+    const damage = { lastIndex: Number.MAX_SAFE_INTEGER, lastTerm: 3 };
+    expect(restored).toEqual({ hardState: { term: 3, vote: 'n1', commit: 0, damage }, snapshot: null, entries: [] });
+    expect(reports.map((report) => [report.reason, report.droppedEntries])).toEqual([['snapshot-kept', 0], ['snapshot', 3]]);
+    await engine.close();
+    engine = await reopen();
+    expect(await engine.group('g').load()).toEqual({ hardState: { term: 3, vote: 'n1', commit: 0, damage }, snapshot: null, entries: [] });
+    await engine.close();
+  });
+
+  it('a dropped snapshot keeps a higher damage mark found earlier', async () => {
+    const { directory, reopen } = await setup();
+    const earlier = { lastIndex: 40, lastTerm: 3 };
+    await snapshotThenCorrupt(directory, reopen, earlier);
+    const engine = await reopen();
+    const restored = await engine.group('g').load({ dropCorruptSnapshot: true });
+    expect(restored.hardState.damage).toEqual(earlier);
     await engine.close();
   });
 

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { randomFillSync } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -58,6 +58,21 @@ describe('SnapshotFiles', () => {
     await writeFile(join(snapshots.directoryOf('g'), file), changed);
     await expect(snapshots.read('g', file, data.length, crc)).rejects.toSatisfy(
       (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
+    );
+  });
+
+  it('a missing file is corrupt (lost); a file it cannot read is io, never corrupt', async () => {
+    const snapshots = await files();
+    const data = randomFillSync(new Uint8Array(100));
+    const { file, crc } = await snapshots.write('g', 7, 2, data);
+    await expect(snapshots.read('g', 'gone.snap', data.length, crc)).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'corrupt',
+    );
+    // A directory in the file's place: reading fails (EISDIR) without saying anything of bytes.
+    await rm(join(snapshots.directoryOf('g'), file));
+    await mkdir(join(snapshots.directoryOf('g'), file));
+    await expect(snapshots.read('g', file, data.length, crc)).rejects.toSatisfy(
+      (error: unknown) => isStorageError(error) && error.kind === 'io',
     );
   });
 });

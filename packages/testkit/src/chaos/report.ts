@@ -13,6 +13,7 @@ export const VIOLATION_CATEGORIES = [
   'early',
   'stuck',
   'countMismatch',
+  'unrepaired',
 ] as const;
 export type ViolationCategory = (typeof VIOLATION_CATEGORIES)[number];
 
@@ -30,6 +31,9 @@ export const CATEGORY_MEANINGS: Readonly<Record<ViolationCategory, string>> = {
   stuck: 'a message still visible, pending or due long after the drain',
   countMismatch:
     'stats total disagrees with the listing, or the listing holds messages no send explains',
+  unrepaired:
+    'a member logged a payload no replica could repair, although one fault at a time leaves ' +
+    'a good copy of every acknowledged payload on a majority',
 };
 
 export interface Violation {

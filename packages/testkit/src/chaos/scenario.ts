@@ -21,6 +21,7 @@ import { writeHistoryFile } from './history-file.js';
 import { History } from './history.js';
 import { collectFinalState, drainQueues, type DrainSummary } from './drain.js';
 import { ProxyMesh } from './proxy-mesh.js';
+import { unrepairedPayloads, withLogViolations } from './log-checks.js';
 import type { CheckReport } from './report.js';
 import { FAULT_KINDS, makeSchedule, type FaultKind, type Schedule } from './schedule.js';
 import {
@@ -75,6 +76,8 @@ export interface ScenarioResult {
 export const MEMBER_ELECTION_TIMEOUT_MS = 1_000;
 /** How long the cluster has to be ready again after the last episode. */
 const SETTLE_TIMEOUT_MS = 60_000;
+/** Log lines kept as examples of a log violation. */
+const LOG_EXAMPLES_MAX = 5;
 /** How long the drain may wait for leases and delays to run out. */
 const DRAIN_BOUND_MS = 60_000;
 /** How long every member has to reach the same applied index in every group. */
@@ -177,7 +180,8 @@ async function exercise(
   await waitConverged(cluster);
   log('chaos: converged; reading the final state');
   const final = await retried(() => collectFinalState({ model, target, history }));
-  const report = check(history, final);
+  const logViolations = await unrepairedPayloads(join(cluster.rootDir, 'logs'));
+  const report = withLogViolations(check(history, final), logViolations, LOG_EXAMPLES_MAX);
   return { history, final, faults: injector.counts, workload, drain, report, faultPhaseMs };
 }
 

@@ -99,4 +99,37 @@ describe('drainQueues and collectFinalState', () => {
     expect(report.valid).toBe(true);
     expect(report.counts.deliveries).toBe(4);
   });
+
+  it('keeps draining past its bound while passes make progress (a backlog takes what it takes)', async () => {
+    const queue = {
+      name: 'drain-backlog',
+      leaseTimeoutSeconds: 30,
+      maxRetries: 3,
+      dedupWindowSeconds: 0,
+      retentionSeconds: 3_600,
+      delayedFraction: 0,
+      delaySecondsMax: 1,
+      abandonAllowed: false,
+    };
+    const model = defaultWorkloadModel(1, { queues: [queue] });
+    const plain = { baseUrl: `http://127.0.0.1:${server.port}/v1`, apiKey: 'k' };
+    await setupQueues(model, plain);
+    const client = workloadClient(plain, model.spool);
+    for (let i = 0; i < 30; i += 1) await client.send(queue.name, `p:backlog:${i}`, { retries: 0 });
+    // Each receive is slow, and every 12th fails: a pass ends early, after the bound has passed.
+    let receives = 0;
+    const slowAndFlaky: typeof fetch = async (input, init) => {
+      const url = String(input);
+      if (url.includes('/recv')) {
+        receives += 1;
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        if (receives % 12 === 0) throw new TypeError('connection reset (injected)');
+      }
+      return fetch(input, init);
+    };
+    const history = new History();
+    const target = { ...plain, fetch: slowAndFlaky };
+    const drain = await drainQueues({ model, target, history, boundMs: 200 });
+    expect(drain).toMatchObject({ acked: 30, drained: true });
+  });
 });

@@ -1,12 +1,14 @@
 // A rolling restart with real processes: three members and a gateway, every member in turn
 // stopped with SIGTERM (it hands its primaries and their leases to its peers first) and started
 // again, under a steady stream of sends and a worker receiving and acking. Leases taken before
-// the restarts still ack with 204 after them, no message is delivered twice, nothing
-// acknowledged is lost. A SIGKILL, by contrast, still voids the leases (410 primary_changed).
+// the restarts still ack with 204 after them (a failure lease still recovers), no message is
+// delivered twice, nothing acknowledged is lost. A SIGKILL, by contrast, still voids the leases
+// (410 primary_changed).
 
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { Api, queueNamer } from '../../src/conformance/index.js';
+import { deliveryOf } from '../../src/conformance/api.js';
 import { ProcessCluster, ensureCliBuilt } from '../../src/cluster/index.js';
 import { SendStream, drainQueue } from './send-stream.js';
 
@@ -111,6 +113,11 @@ describe('rolling restart with SIGTERM', () => {
     const stream = await api.createQueue();
     for (const payload of ['h0', 'h1', 'h2', 'h3', 'h4']) await api.sendOk(held, payload);
     const leases = [await api.recvOk(held), await api.recvOk(held), await api.recvOk(held)];
+    // A failure lease from the failures head, taken before the restarts too.
+    const failing = await api.createQueue({ maxRetries: 0 });
+    await api.sendOk(failing, 'f0');
+    expect((await api.fail((await api.recvOk(failing)).lease)).status).toBe(204);
+    const failureLease = deliveryOf(await api.failureHead(failing)).lease;
 
     const sends = new SendStream(api, stream, 'r', PRODUCERS);
     const worker = new Worker(stream);
@@ -144,6 +151,10 @@ describe('rolling restart with SIGTERM', () => {
     expect(rest.map((d) => d.payload.toString())).toEqual(['h3', 'h4']);
     expect(rest.map((d) => d.retries)).toEqual([0, 0]);
     expect((await api.recv(held, 0)).status).toBe(204);
+    const recovered = await api.tokenOp('recover', { 'Svc-Lease': failureLease });
+    expect(recovered.status, recovered.body.toString('utf8')).toBe(204);
+    const again = await api.recvOk(failing);
+    expect([again.payload.toString(), again.retries]).toEqual(['f0', 0]);
 
     // The worker's leases all acked (none 410), and no message reached it twice.
     expect(new Set(worker.deliveries).size).toBe(worker.deliveries.length);
