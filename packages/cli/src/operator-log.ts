@@ -7,6 +7,7 @@
 
 import type { MemberStatus } from '@spoolmq/member';
 import type { Logger } from './logger.js';
+import { memoryEvents } from './memory-options.js';
 
 /** How often the shell compares status snapshots (an event is logged at most this late). */
 export const OPERATOR_LOG_INTERVAL_MS = 1_000;
@@ -142,7 +143,11 @@ function diskEvents(before: MemberStatus, after: MemberStatus): OperatorEvent[] 
 
 /** What changed from `before` to `after` (two snapshots of one member), in a stable order. */
 export function operatorEvents(before: MemberStatus, after: MemberStatus): OperatorEvent[] {
-  const out = [...membershipEvents(before, after), ...diskEvents(before, after)];
+  const out = [
+    ...membershipEvents(before, after),
+    ...diskEvents(before, after),
+    ...memoryEvents(before, after),
+  ];
   const was = groupsOf(before);
   const now = groupsOf(after);
   for (const [group, g] of now) {

@@ -13,6 +13,7 @@ import {
   type RemoteServiceMetrics,
 } from '@spoolmq/gateway';
 import type { DiskMonitorStatus, MemberStatus, SpoolReplicaStatus } from '@spoolmq/member';
+import { addMemoryFamilies } from './memory-options.js';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
 
 interface GroupRow {
@@ -156,6 +157,7 @@ export function renderMemberProcessMetrics(
     s.initialized,
   ]);
   addDiskFamilies(out, status);
+  addMemoryFamilies(out, status);
   if (storage !== null) {
     for (const [name, type, help, value] of STORAGE_METRICS) {
       out.add(name, type, help, [storage], (s) => [self, value(s)]);

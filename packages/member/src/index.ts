@@ -33,6 +33,21 @@ export {
   reserveBytesOf,
   STORAGE_FULL_RETRY_AFTER_SECONDS,
 } from './host/disk-watermark.js';
+export {
+  MemoryMonitor,
+  type MemoryMonitorOptions,
+  type MemoryMonitorStatus,
+  type HeapSampler,
+  MEMORY_POLL_MS_DEFAULT,
+  v8HeapSampler,
+} from './host/memory-monitor.js';
+export {
+  MemoryWatermark,
+  type HeapSample,
+  type MemoryWatermarkStatus,
+  MEMORY_HIGH_PERCENT_DEFAULT,
+  MEMORY_RETRY_AFTER_SECONDS,
+} from './host/memory-watermark.js';
 export { type HostResolver, type GrowthGuard } from './host/hosted-service.js';
 export {
   Member,

@@ -64,6 +64,7 @@ import {
 } from '../cluster-tls-options.js';
 import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
+import { MEMORY_FLAGS, MEMORY_USAGE, memoryOf, memoryReadyDetailOf } from '../memory-options.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
@@ -90,6 +91,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly diskReserveBytes?: number;
   /** Emergency ballast file size (see MemberOptions.diskBallastBytes). */
   readonly diskBallastBytes?: number;
+  /** Heap share in percent above which growth is refused (MemberOptions.memoryHighPercent). */
+  readonly memoryHighPercent?: number;
 }
 
 export interface MemberHandle {
@@ -141,6 +144,7 @@ ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
 ${DISK_USAGE}
+${MEMORY_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -169,6 +173,7 @@ export function parseMemberArgs(
     ...CLUSTER_TLS_FLAGS,
     ...HAND_OFF_FLAGS,
     ...DISK_FLAGS,
+    ...MEMORY_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -198,6 +203,7 @@ export function parseMemberArgs(
     ...httpListenOf(flags, env),
     ...adminListenOf(flags, env, dataDir),
     ...diskOf(flags, env),
+    ...memoryOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
@@ -246,6 +252,9 @@ export async function startMember(
     ...(options.diskBallastBytes === undefined
       ? {}
       : { diskBallastBytes: options.diskBallastBytes }),
+    ...(options.memoryHighPercent === undefined
+      ? {}
+      : { memoryHighPercent: options.memoryHighPercent }),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),
@@ -284,7 +293,7 @@ export async function startMember(
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
         renderRemoteMetrics(gateway.metrics()),
-      readyDetail: () => readyDetailOf(member),
+      readyDetail: () => ({ ...readyDetailOf(member), ...memoryReadyDetailOf(member) }),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {

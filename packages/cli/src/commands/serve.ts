@@ -3,7 +3,7 @@
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
 import { type ListenerTls, type RunningServer, startAdminServer, startHttpServer } from '@spoolmq/gateway';
-import { type DiskProbe, Member } from '@spoolmq/member';
+import { type DiskProbe, type HeapSampler, Member } from '@spoolmq/member';
 import { MemoryNetwork } from '@spoolmq/raft';
 import { parseFlags } from '../args.js';
 import {
@@ -40,6 +40,7 @@ import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js'
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
 import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
+import { MEMORY_FLAGS, MEMORY_USAGE, memoryOf, memoryReadyDetailOf } from '../memory-options.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -62,6 +63,11 @@ export interface ServeOptions extends HttpListen, AdminListen {
   /** Tests: reads the data volume's free space instead of fs.statfs, every `diskPollMs`. */
   readonly diskProbe?: DiskProbe;
   readonly diskPollMs?: number;
+  /** Heap share in percent above which growth is refused (MemberOptions.memoryHighPercent). */
+  readonly memoryHighPercent?: number;
+  /** Tests: reads the heap instead of v8.getHeapStatistics, at most every `memoryPollMs`. */
+  readonly memorySampler?: HeapSampler;
+  readonly memoryPollMs?: number;
 }
 
 export interface ServeHandle {
@@ -94,6 +100,7 @@ ${TLS_USAGE}
 ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${DISK_USAGE}
+${MEMORY_USAGE}
   -h, --help          Show this help.`;
 
 /**
@@ -110,6 +117,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...LISTENER_FLAGS,
     ...ADMIN_TLS_FLAGS,
     ...DISK_FLAGS,
+    ...MEMORY_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -124,6 +132,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
     ...diskOf(flags, env),
+    ...memoryOf(flags, env),
   };
 }
 
@@ -169,7 +178,7 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
       authenticate: (key) => directory.authenticate(key),
       metricsExtra: () =>
         renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()),
-      readyDetail: () => readyDetailOf(member),
+      readyDetail: () => ({ ...readyDetailOf(member), ...memoryReadyDetailOf(member) }),
       ...gatewayLogOptions(logger),
     });
   } catch (error) {
@@ -212,6 +221,11 @@ function memberDiskOptions(options: ServeOptions) {
       : { diskBallastBytes: options.diskBallastBytes }),
     ...(options.diskProbe === undefined ? {} : { diskProbe: options.diskProbe }),
     ...(options.diskPollMs === undefined ? {} : { diskPollMs: options.diskPollMs }),
+    ...(options.memoryHighPercent === undefined
+      ? {}
+      : { memoryHighPercent: options.memoryHighPercent }),
+    ...(options.memorySampler === undefined ? {} : { memorySampler: options.memorySampler }),
+    ...(options.memoryPollMs === undefined ? {} : { memoryPollMs: options.memoryPollMs }),
   };
 }
 

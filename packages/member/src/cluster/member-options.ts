@@ -12,6 +12,7 @@ import type {
 import type { Clock } from '../host/clock.js';
 import type { BallastEvent } from '../host/disk-ballast.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
+import type { HeapSampler } from '../host/memory-monitor.js';
 import type { UnrepairedPayload } from './payload-fetch.js';
 import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
@@ -117,12 +118,22 @@ export interface MemberOptions {
   readonly diskBallastBytes?: number;
   /** Told when the ballast is released, written again, or fails to be written. */
   readonly onDiskBallast?: (event: BallastEvent) => void;
+  /**
+   * Share of the heap limit (old space), in percent (11-99), above which growth is refused, 503
+   * unavailable until the heap is 10 points below it (memory-watermark.ts). Default 80.
+   */
+  readonly memoryHighPercent?: number;
+  /** Reads the heap (default v8.getHeapStatistics of this process). */
+  readonly memorySampler?: HeapSampler;
+  /** Least interval between heap samples, ms (default 100). Through `clock`. */
+  readonly memoryPollMs?: number;
 }
 
 /**
  * Throws Error when: an id is not 1-64 of [A-Za-z0-9_.-], `peers` lacks this member, not exactly
  * one of `dataDir` and `storage` is given, `replicasPerSpool` or `diskPollMs` is not a positive
- * integer, or `diskReserveBytes` or `diskBallastBytes` is not a non-negative integer.
+ * integer, or `diskReserveBytes` or `diskBallastBytes` is not a non-negative integer,
+ * `memoryHighPercent` is not an integer 11-99 or `memoryPollMs` not a positive integer.
  */
 export function checkOptions(options: MemberOptions): void {
   if (!PEER_ID.test(options.id)) {
@@ -156,8 +167,20 @@ export function checkOptions(options: MemberOptions): void {
   if (pollMs !== undefined && (!Number.isSafeInteger(pollMs) || pollMs < 1)) {
     throw new Error('member: diskPollMs must be a positive integer');
   }
+  checkMemoryOptions(options);
   const replicas = options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT;
   if (!Number.isSafeInteger(replicas) || replicas < 1) {
     throw new Error('member: replicasPerSpool must be a positive integer');
+  }
+}
+
+function checkMemoryOptions(options: MemberOptions): void {
+  const high = options.memoryHighPercent;
+  if (high !== undefined && (!Number.isSafeInteger(high) || high < 11 || high > 99)) {
+    throw new Error('member: memoryHighPercent must be an integer 11-99');
+  }
+  const pollMs = options.memoryPollMs;
+  if (pollMs !== undefined && (!Number.isSafeInteger(pollMs) || pollMs < 1)) {
+    throw new Error('member: memoryPollMs must be a positive integer');
   }
 }

@@ -36,6 +36,7 @@ import { type Clock, systemClock } from '../host/clock.js';
 import { CursorCodec } from '../host/cursors.js';
 import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
 import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
+import { MemoryMonitor, type MemoryMonitorStatus } from '../host/memory-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import type { SpoolHost } from '../host/spool-host.js';
@@ -95,6 +96,8 @@ export interface MemberStatus {
   readonly depths: readonly SpoolDepth[];
   /** The data volume's watermark (null or absent when the member watches no disk). */
   readonly disk?: DiskMonitorStatus | null;
+  /** The heap's watermark (absent in statuses made before it existed). */
+  readonly memory?: MemoryMonitorStatus;
   /** Recoveries from storage failures (absent in statuses made before they existed). */
   readonly storageRecovery?: StorageRecoveryStatus;
 }
@@ -186,6 +189,8 @@ export class Member implements AccountsHost {
   private lastStartError: Error | null = null;
   /** Refuses growth while the data volume is below its reserve (null: no disk watched). */
   private readonly disk: DiskMonitor | null;
+  /** Refuses growth while the V8 heap is above its high mark. */
+  private readonly memory: MemoryMonitor;
   /** Restarts every group in process after a storage failure (storage-recovery.ts). */
   private readonly recovery: StorageRecovery;
   /** The groups are stopped for a recovery: no replica starts until they start again. */
@@ -197,10 +202,11 @@ export class Member implements AccountsHost {
     this.clock = options.clock ?? systemClock;
     this.plan = resolvePlan(options.plan);
     this.disk = diskMonitorOf(options, this.clock);
+    this.memory = memoryMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.hostFor(spool),
       () => this.isServiceReady(),
-      () => this.disk?.refuseGrowth() ?? null,
+      () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
     this.peers = { ...options.peers };
     this.recovery = new StorageRecovery(
@@ -259,6 +265,7 @@ export class Member implements AccountsHost {
     }
     // Sampled before any group starts: on a full volume, growth is refused from the first call.
     await this.disk?.start();
+    this.memory.start();
     this.payloads = new MemberPayloads({
       dataDir: options.storage === undefined ? options.dataDir! : null,
       storage: this.storageValue,
@@ -609,6 +616,7 @@ export class Member implements AccountsHost {
       spools: [...this.replicas.values()].map((replica) => replica.status()),
       depths: this.depths(),
       disk: this.disk?.status() ?? null,
+      memory: this.memory.status(),
       storageRecovery: this.recovery.status(),
     };
   }
@@ -630,6 +638,11 @@ export class Member implements AccountsHost {
   /** The data volume's watermark, null when the member watches no disk. */
   diskStatus(): DiskMonitorStatus | null {
     return this.disk?.status() ?? null;
+  }
+
+  /** The V8 heap's watermark (shared by every member of this process: they share the heap). */
+  memoryStatus(): MemoryMonitorStatus {
+    return this.memory.status();
   }
 
   /**
@@ -678,6 +691,7 @@ export class Member implements AccountsHost {
     // mid-call and answered 500 operation_unconfirmed by the transport's close below.
     await Promise.all(this.drainable.map((service) => service.drain?.(SERVICE_DRAIN_MS)));
     this.disk?.close();
+    this.memory.close();
     this.recovery.close();
     await this.recovery.settled();
     const closed = unavailable(`member ${this.id} closed`);
@@ -1023,6 +1037,16 @@ function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null
     ...(ballast === undefined ? {} : { ballast }),
     ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
     ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
+  });
+}
+
+/** The watermark of this process's heap (or of an injected sampler). */
+function memoryMonitorOf(options: MemberOptions, clock: Clock): MemoryMonitor {
+  return new MemoryMonitor({
+    clock,
+    ...(options.memorySampler === undefined ? {} : { sampler: options.memorySampler }),
+    ...(options.memoryPollMs === undefined ? {} : { pollMs: options.memoryPollMs }),
+    ...(options.memoryHighPercent === undefined ? {} : { highPercent: options.memoryHighPercent }),
   });
 }
 

@@ -2,7 +2,7 @@
 // spool (404 spool_not_found otherwise) and delegates. Every method is async so a synchronous
 // throw from a host becomes a rejection, as the interface promises. Calls that grow the store
 // (create queue, send, ack-and-send) first ask the growth guard, once the host is found (a
-// member that is not the primary still redirects): the disk watermark refuses them there.
+// member that is not the primary still redirects): the disk and memory watermarks refuse there.
 
 import {
   type Delivery,
@@ -33,7 +33,7 @@ import type { SpoolHost } from './spool-host.js';
  */
 export type HostResolver = (spool: string) => SpoolHost;
 
-/** The refusal of a call that would grow the store (507 storage_full), or null to let it in. */
+/** Refusal of a call that would grow the store (507 storage_full; 503 on memory), or null. */
 export type GrowthGuard = () => MqError | null;
 
 export class HostedSpoolService implements SpoolService {

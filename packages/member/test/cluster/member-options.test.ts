@@ -32,6 +32,16 @@ describe('member options', () => {
     expect(() => checkOptions({ ...base, diskPollMs: 0 })).toThrow(/diskPollMs/);
   });
 
+  it('refuses a memory high mark outside 11-99 and a memory poll interval below 1 ms', () => {
+    const base = { id: 'n1', peers: { n1: 'h:1' }, dataDir: '/d', security: INSECURE_CLUSTER };
+    expect(() => checkOptions({ ...base, memoryHighPercent: 11, memoryPollMs: 1 })).not.toThrow();
+    expect(() => checkOptions({ ...base, memoryHighPercent: 99 })).not.toThrow();
+    for (const bad of [10, 100, 80.5]) {
+      expect(() => checkOptions({ ...base, memoryHighPercent: bad })).toThrow(/memoryHighPercent/);
+    }
+    expect(() => checkOptions({ ...base, memoryPollMs: 0 })).toThrow(/memoryPollMs/);
+  });
+
   it('Member.start checks them before opening anything', async () => {
     await expect(Member.start({ id: 'n1', peers: { n2: 'x:1' }, dataDir: '/nonexistent' })).rejects.toThrow(/include/);
   });

@@ -1,0 +1,112 @@
+// The memory watermark in `mq serve` and `mq member`: `--memory-high-percent`
+// (MQ_MEMORY_HIGH_PERCENT), the share of the V8 heap limit above which the member refuses sends
+// and queue creation with 503 unavailable (receive, ack and delete go on), and what the member
+// shows of it: the `/readyz` detail, the `mq_member_memory_*` metrics and the operator log's
+// lines when the alarm rises or clears (see packages/member/src/host/memory-watermark.ts).
+
+import { Families } from '@spoolmq/gateway';
+import type { Member, MemberStatus, MemoryMonitorStatus } from '@spoolmq/member';
+import { type Env, flagOrEnv } from './cluster-options.js';
+import type { OperatorEvent } from './operator-log.js';
+import { UsageError } from './usage-error.js';
+
+type Flags = Record<string, string | boolean | undefined>;
+
+export const MEMORY_FLAGS = { 'memory-high-percent': { type: 'string' } } as const;
+
+export const MEMORY_USAGE = `\
+  --memory-high-percent N
+                      Share of the heap limit (node --max-old-space-size) in use above which
+                      sends and queue creation answer 503 (receive, ack, delete go on);
+                      cleared 10 points below. An integer 11-99, default 80.
+                      Env MQ_MEMORY_HIGH_PERCENT.`;
+
+/** The high mark when given (flag over environment); {} for the default. */
+export function memoryOf(flags: Flags, env: Env): { readonly memoryHighPercent?: number } {
+  const given = flagOrEnv(flags, 'memory-high-percent', env, 'MQ_MEMORY_HIGH_PERCENT');
+  if (given === undefined) return {};
+  const percent = /^\d{2}$/.test(given.value) ? Number(given.value) : NaN;
+  if (!(percent >= 11 && percent <= 99)) {
+    throw new UsageError(`${given.source} must be an integer 11-99, got '${given.value}'`);
+  }
+  return { memoryHighPercent: percent };
+}
+
+/**
+ * What `/readyz` adds about the member's heap. A member under the alarm stays ready (consumers
+ * must reach it to drain it); the detail says why sends fail.
+ */
+export function memoryReadyDetailOf(member: Member): Readonly<Record<string, unknown>> {
+  const { alarm, usedBytes, limitBytes, highBytes, clearBytes } = member.memoryStatus();
+  return { memory: { alarm, usedBytes, limitBytes, highBytes, clearBytes } };
+}
+
+const MEMORY_METRICS: readonly (readonly [
+  string,
+  'gauge' | 'counter',
+  string,
+  (memory: MemoryMonitorStatus) => number | boolean | null,
+])[] = [
+  ['mq_member_memory_alarm', 'gauge', 'Heap above its high mark: growth refused (503).', (m) =>
+    m.alarm],
+  ['mq_member_memory_used_bytes', 'gauge', 'V8 heap in use (latest sample).', (m) => m.usedBytes],
+  ['mq_member_memory_limit_bytes', 'gauge', 'V8 heap size limit.', (m) => m.limitBytes],
+  ['mq_member_memory_high_bytes', 'gauge', 'Heap in use above which growth is refused.', (m) =>
+    m.highBytes],
+  ['mq_member_memory_alarms_total', 'counter', 'Times the memory alarm was raised.', (m) =>
+    m.raisedTotal],
+  ['mq_member_memory_refused_total', 'counter', 'Calls refused on the memory alarm.', (m) =>
+    m.refusedTotal],
+];
+
+/** Adds the heap watermark's families of a member's status (none in an older status). */
+export function addMemoryFamilies(out: Families, status: MemberStatus): void {
+  const memory = status.memory;
+  if (memory === undefined) return;
+  const self = { member: status.id };
+  for (const [name, type, help, value] of MEMORY_METRICS) {
+    out.add(name, type, help, [memory], (m) => {
+      const shown = value(m);
+      return shown === null ? null : [self, shown];
+    });
+  }
+}
+
+/** The memory watermark's metrics alone (tests; /metrics renders them with the rest). */
+export function renderMemoryMetrics(status: MemberStatus): string {
+  const out = new Families();
+  addMemoryFamilies(out, status);
+  return out.text();
+}
+
+/**
+ * The memory alarm's changes between two statuses of one member. `raisedTotal` also catches an
+ * alarm raised and cleared between two polls, which the alarm flag alone would miss.
+ */
+export function memoryEvents(before: MemberStatus, after: MemberStatus): OperatorEvent[] {
+  const now = after.memory;
+  if (now === undefined) return [];
+  const was = before.memory;
+  const member = after.id;
+  const raised = now.raisedTotal - (was?.raisedTotal ?? 0);
+  const fields = {
+    member,
+    usedBytes: now.usedBytes,
+    limitBytes: now.limitBytes,
+    highBytes: now.highBytes,
+    clearBytes: now.clearBytes,
+  };
+  const out: OperatorEvent[] = [];
+  if (raised > 0) {
+    const message =
+      `memory alarm on ${member}: heap rose above ${now.highPercent}% of ` +
+      `${now.limitBytes ?? '?'} bytes (now ${now.usedBytes ?? '?'}); sends and queue creation ` +
+      'answer 503 until it is below the clear mark';
+    out.push({ level: 'warn', fields: { event: 'memory_alarm_raised', ...fields }, message });
+  }
+  if (!now.alarm && (raised > 0 || was?.alarm === true)) {
+    const message = `memory alarm on ${member} cleared: heap ${now.usedBytes ?? '?'} bytes`;
+    out.push({ level: 'info', fields: { event: 'memory_alarm_cleared', ...fields }, message });
+  }
+  return out;
+}
