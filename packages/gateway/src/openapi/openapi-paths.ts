@@ -474,7 +474,8 @@ function servicePaths(): Record<string, JsonObject> {
   const notReady = ref('responses', 'Unavailable');
   const bytes = { type: ['integer', 'null'], minimum: 0 };
   const ready: JsonObject = {
-    description: '{"status":"ready"}; a member that watches its data volume adds `disk`.',
+    description:
+      '{"status":"ready"}; a member adds `disk` (its data volume) and `memory` (its heap).',
     content: {
       [JSON_TYPE]: {
         schema: {
@@ -492,6 +493,20 @@ function servicePaths(): Record<string, JsonObject> {
                 reserveBytes: bytes,
                 clearBytes: bytes,
                 probeError: { type: ['string', 'null'] },
+              },
+              required: ['alarm'],
+              additionalProperties: false,
+            },
+            memory: {
+              type: 'object',
+              description: 'The memory alarm (growth refused with 503 unavailable while true; ' +
+                'receive and ack go on) and the latest sample of the V8 heap.',
+              properties: {
+                alarm: { type: 'boolean' },
+                usedBytes: bytes,
+                limitBytes: bytes,
+                highBytes: bytes,
+                clearBytes: bytes,
               },
               required: ['alarm'],
               additionalProperties: false,
