@@ -6,7 +6,8 @@
 //
 // A wiped or corrupted member is recovered only once it is rebuilt: ready, every Raft group it
 // hosts applied up to the commit index the other members had reached when it came back, and
-// none still awaiting repair of entries lost to bad bytes. Until then
+// none still awaiting repair of entries lost to bad bytes, nor still fetching payloads it lacks
+// (a replica sent a snapshot holds its payloads only once fetched). Until then
 // its data exists on one other member only, so a second fault then would be a second failure
 // while the first is still under way (the schedule's one-fault-at-a-time model). A member that
 // is not rebuilt within REBUILD_TIMEOUT_MS fails the run.
@@ -158,9 +159,13 @@ export class FaultInjector {
         const lagging = [...targets].filter(([group, index]) => (applied.get(group) ?? 0) < index);
         const damaged = await groupValues(node, 'mq_member_raft_storage_damaged');
         const unrepaired = [...damaged].filter(([, value]) => value !== 0).map(([group]) => group);
-        if (lagging.length === 0 && unrepaired.length === 0) return;
+        const missing = await groupValues(node, 'mq_member_spool_payloads_missing');
+        const fetching = [...missing].filter(([, value]) => value !== 0);
+        if (lagging.length === 0 && unrepaired.length === 0 && fetching.length === 0) return;
         behind = lagging.map(([group, index]) => `${group} ${applied.get(group)}/${index}`).join();
         if (unrepaired.length > 0) behind += ` damaged: ${unrepaired.join()}`;
+        const payloads = fetching.map(([group, count]) => `${group} ${count}`).join();
+        if (fetching.length > 0) behind += ` payloads still missing: ${payloads}`;
       }
       await new Promise((resolve) => setTimeout(resolve, REBUILD_POLL_MS));
     }
