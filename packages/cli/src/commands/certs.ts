@@ -181,7 +181,8 @@ async function runRevoke(request: RevokeRequest, context: CommandContext): Promi
     try {
       certificate = new X509Certificate(await readFile(request.certFile));
     } catch (error) {
-      throw new UsageError(`cannot read a certificate from ${request.certFile}: ${(error as Error).message}`);
+      const why = (error as Error).message;
+      throw new UsageError(`cannot read a certificate from ${request.certFile}: ${why}`);
     }
     if (!certificate.checkIssued(new X509Certificate(ca.cert))) {
       throw new UsageError(`${request.certFile} was not made by the CA in ${request.dir}`);

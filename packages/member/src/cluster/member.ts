@@ -135,7 +135,11 @@ const PLAN_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
 ]);
 /** Metadata commands that start or end a spool's replica move. */
 const MOVE_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['moveReplica', 'finishMove']);
-const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['addMember', 'removeMember']);
+/** Metadata commands that change who is a member (calls of a removed one are cut). */
+const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
+  'addMember',
+  'removeMember',
+]);
 /** Listeners of auth table changes (in-process gateways, watch streams). */
 const AUTH_LISTENERS_MAX = 2_048;
 
@@ -773,7 +777,9 @@ export class Member implements AccountsHost {
       this.stopReplica(command.name);
     }
     if (command === null || command.type === 'addMember') this.learnAddresses();
-    if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) this.grpcTransport?.recheckCalls();
+    if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) {
+      this.grpcTransport?.recheckCalls();
+    }
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
     this.reconcile();

@@ -108,7 +108,8 @@ export class CallGuard {
       const reason = this.refusal(open.identity, open.serial, open.method);
       if (reason === null) continue;
       this.open.delete(open);
-      this.onRefused({ method: open.method, peer: open.call.getPeer(), identity: open.identity, reason });
+      const { method, identity } = open;
+      this.onRefused({ method, peer: open.call.getPeer(), identity, reason });
       open.end(ABORTED, reason);
     }
   }
@@ -158,7 +159,11 @@ export class CallGuard {
     inner(call, end.callback);
   }
 
-  private refusal(identity: PeerIdentity, serial: string | undefined, method: string): string | null {
+  private refusal(
+    identity: PeerIdentity,
+    serial: string | undefined,
+    method: string,
+  ): string | null {
     if (this.security.mode === 'tls' && this.security.tls.revoked?.has(serial) === true) {
       return 'the client certificate is revoked';
     }
