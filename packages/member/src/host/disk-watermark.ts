@@ -7,6 +7,7 @@
 // the reserve does not flap between refusing and accepting.
 
 import { MqError, assert } from '@spoolmq/engine';
+import { type AlarmChange, AlarmLatch } from './alarm-latch.js';
 
 /** One sample of the data volume. */
 export interface DiskSpace {
@@ -57,14 +58,12 @@ export interface DiskWatermarkStatus {
 }
 
 /** What a sample changed: the alarm was raised, cleared, or neither. */
-export type WatermarkChange = 'raised' | 'cleared' | null;
+export type WatermarkChange = AlarmChange;
 
 export class DiskWatermark {
-  private alarm = false;
+  private readonly latch = new AlarmLatch();
   private last: DiskSpace | null = null;
   private reserve: number | null = null;
-  private raisedTotal = 0;
-  private refusedTotal = 0;
 
   /** `reserveBytes`: a fixed reserve (>= 0); omitted, the default of each sample's volume. */
   constructor(private readonly reserveBytes?: number) {
@@ -79,20 +78,11 @@ export class DiskWatermark {
     this.last = space;
     const reserve = reserveBytesOf(space.totalBytes, this.reserveBytes);
     this.reserve = reserve;
-    if (!this.alarm && space.freeBytes < reserve) {
-      this.alarm = true;
-      this.raisedTotal++;
-      return 'raised';
-    }
-    if (this.alarm && space.freeBytes >= clearBytesOf(reserve)) {
-      this.alarm = false;
-      return 'cleared';
-    }
-    return null;
+    return this.latch.update(space.freeBytes < reserve, space.freeBytes >= clearBytesOf(reserve));
   }
 
   get alarmed(): boolean {
-    return this.alarm;
+    return this.latch.alarmed;
   }
 
   /**
@@ -100,8 +90,7 @@ export class DiskWatermark {
    * storage_full (counted) with the wait for `Retry-After` and the sample in its details.
    */
   refuseGrowth(): MqError | null {
-    if (!this.alarm) return null;
-    this.refusedTotal++;
+    if (!this.latch.refuse()) return null;
     const free = this.last?.freeBytes ?? 0;
     const reserve = this.reserve ?? 0;
     const message =
@@ -117,13 +106,13 @@ export class DiskWatermark {
 
   status(): DiskWatermarkStatus {
     return {
-      alarm: this.alarm,
+      alarm: this.latch.alarmed,
       freeBytes: this.last?.freeBytes ?? null,
       totalBytes: this.last?.totalBytes ?? null,
       reserveBytes: this.reserve,
       clearBytes: this.reserve === null ? null : clearBytesOf(this.reserve),
-      raisedTotal: this.raisedTotal,
-      refusedTotal: this.refusedTotal,
+      raisedTotal: this.latch.raisedTotal,
+      refusedTotal: this.latch.refusedTotal,
     };
   }
 }

@@ -14,6 +14,7 @@
 // duplicate the message, and clients already retry 503 as transient.
 
 import { MqError, assert } from '@spoolmq/engine';
+import { type AlarmChange, AlarmLatch } from './alarm-latch.js';
 
 /** One sample of the V8 heap (`v8.getHeapStatistics()`). */
 export interface HeapSample {
@@ -60,13 +61,11 @@ export interface MemoryWatermarkStatus {
 }
 
 /** What a sample changed: the alarm was raised, cleared, or neither. */
-export type MemoryChange = 'raised' | 'cleared' | null;
+export type MemoryChange = AlarmChange;
 
 export class MemoryWatermark {
-  private alarm = false;
+  private readonly latch = new AlarmLatch();
   private last: HeapSample | null = null;
-  private raisedTotal = 0;
-  private refusedTotal = 0;
 
   /** `highPercent`: the high mark, an integer 11-99 (so the clear mark is at least 1%). */
   constructor(private readonly highPercent: number = MEMORY_HIGH_PERCENT_DEFAULT) {
@@ -81,20 +80,15 @@ export class MemoryWatermark {
   observe(sample: HeapSample): MemoryChange {
     assert(sample.usedBytes >= 0 && sample.limitBytes > 0, 'heap sample is sane');
     this.last = sample;
-    if (!this.alarm && sample.usedBytes >= highBytesOf(sample.limitBytes, this.highPercent)) {
-      this.alarm = true;
-      this.raisedTotal++;
-      return 'raised';
-    }
-    if (this.alarm && sample.usedBytes < clearBytesOf(sample.limitBytes, this.highPercent)) {
-      this.alarm = false;
-      return 'cleared';
-    }
-    return null;
+    const { usedBytes, limitBytes } = sample;
+    return this.latch.update(
+      usedBytes >= highBytesOf(limitBytes, this.highPercent),
+      usedBytes < clearBytesOf(limitBytes, this.highPercent),
+    );
   }
 
   get alarmed(): boolean {
-    return this.alarm;
+    return this.latch.alarmed;
   }
 
   /**
@@ -102,8 +96,7 @@ export class MemoryWatermark {
    * unavailable (counted) with the wait for `Retry-After` and the sample in its details.
    */
   refuseGrowth(): MqError | null {
-    if (!this.alarm) return null;
-    this.refusedTotal++;
+    if (!this.latch.refuse()) return null;
     const used = this.last?.usedBytes ?? 0;
     const limit = this.last?.limitBytes ?? 0;
     const message =
@@ -121,14 +114,14 @@ export class MemoryWatermark {
   status(): MemoryWatermarkStatus {
     const limit = this.last?.limitBytes ?? null;
     return {
-      alarm: this.alarm,
+      alarm: this.latch.alarmed,
       usedBytes: this.last?.usedBytes ?? null,
       limitBytes: limit,
       highPercent: this.highPercent,
       highBytes: limit === null ? null : highBytesOf(limit, this.highPercent),
       clearBytes: limit === null ? null : clearBytesOf(limit, this.highPercent),
-      raisedTotal: this.raisedTotal,
-      refusedTotal: this.refusedTotal,
+      raisedTotal: this.latch.raisedTotal,
+      refusedTotal: this.latch.refusedTotal,
     };
   }
 }
