@@ -49,6 +49,7 @@ import {
 import type { Command, CommandContext } from '../command.js';
 import { gatewayLogOptions, rpcLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
+import { given } from '../given.js';
 import { UsageError } from '../usage-error.js';
 import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
 import { clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
@@ -246,15 +247,7 @@ export async function startMember(
     listen: options.listen,
     dataDir: options.dataDir,
     join: options.join,
-    ...(options.diskReserveBytes === undefined
-      ? {}
-      : { diskReserveBytes: options.diskReserveBytes }),
-    ...(options.diskBallastBytes === undefined
-      ? {}
-      : { diskBallastBytes: options.diskBallastBytes }),
-    ...(options.memoryHighPercent === undefined
-      ? {}
-      : { memoryHighPercent: options.memoryHighPercent }),
+    ...given(options, ['diskReserveBytes', 'diskBallastBytes', 'memoryHighPercent']),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),

@@ -41,6 +41,7 @@ import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
 import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
 import { MEMORY_FLAGS, MEMORY_USAGE, memoryOf, memoryReadyDetailOf } from '../memory-options.js';
+import { given } from '../given.js';
 
 export const SERVE_DATA_DIR_DEFAULT = './data';
 /** The id of the one member `mq serve` runs. */
@@ -210,23 +211,17 @@ export async function startServe(options: ServeOptions, logger?: Logger): Promis
   };
 }
 
-/** The disk watermark's member options, those given only. */
+/** The disk and memory bounds' member options, those given only. */
 function memberDiskOptions(options: ServeOptions) {
-  return {
-    ...(options.diskReserveBytes === undefined
-      ? {}
-      : { diskReserveBytes: options.diskReserveBytes }),
-    ...(options.diskBallastBytes === undefined
-      ? {}
-      : { diskBallastBytes: options.diskBallastBytes }),
-    ...(options.diskProbe === undefined ? {} : { diskProbe: options.diskProbe }),
-    ...(options.diskPollMs === undefined ? {} : { diskPollMs: options.diskPollMs }),
-    ...(options.memoryHighPercent === undefined
-      ? {}
-      : { memoryHighPercent: options.memoryHighPercent }),
-    ...(options.memorySampler === undefined ? {} : { memorySampler: options.memorySampler }),
-    ...(options.memoryPollMs === undefined ? {} : { memoryPollMs: options.memoryPollMs }),
-  };
+  return given(options, [
+    'diskReserveBytes',
+    'diskBallastBytes',
+    'diskProbe',
+    'diskPollMs',
+    'memoryHighPercent',
+    'memorySampler',
+    'memoryPollMs',
+  ]);
 }
 
 async function runServe(argv: readonly string[], context: CommandContext): Promise<number> {
