@@ -34,6 +34,15 @@ export function stopChild(child, graceMs = 5_000) {
   });
 }
 
+/** Sends `signal` to `child` and resolves once it has exited. */
+export function killAndWait(child, signal) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}
+
 /**
  * Resolves with the first stderr/stdout JSON log line of `child` for which `match(record)` is
  * true. Rejects if the child exits first or `timeoutMs` passes.

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
 import { clusterCertFlags } from '../../cluster-certs.mjs';
-import { spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
+import { killAndWait, spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
 
@@ -46,24 +46,43 @@ export function mqLocalTarget(options = {}) {
   };
 }
 
-/** @param {{cpuProfDir?: string}} options */
+/**
+ * `mq serve` on a temporary data directory. `options.plan` gives the bench account a plan of its
+ * own (see benchApiKey). restart(signal, onStopped) stops the process with `signal`, calls
+ * onStopped once it exited, and starts it again on
+ * the same data; it resolves the new connection (the API port is chosen anew) once /readyz
+ * answers 200.
+ * @param {{cpuProfDir?: string, plan?: object}} options
+ */
 export function mqServeTarget(options = {}) {
   let child;
   let dir;
   let port;
+  let apiKey;
+  let adminPort;
+  const token = benchAdminToken();
+  const spawnServe = async () => {
+    const args = ['serve', '--data', dir, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPort)];
+    child = spawnMq(args, profArgs(options), { MQ_ADMIN_TOKEN: token });
+    port = await listeningPort(child);
+    await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
+    return { kind: 'mq-http', port, apiKey };
+  };
   return {
     name: 'mq-serve',
     family: 'mq',
     durability: 'fsync before 201 (one member)',
     async start() {
       dir = tempDir('serve');
-      const token = benchAdminToken();
-      const [adminPort] = await freePorts(1);
-      const args = ['serve', '--data', dir, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPort)];
-      child = spawnMq(args, profArgs(options), { MQ_ADMIN_TOKEN: token });
-      port = await listeningPort(child);
-      await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
-      return { kind: 'mq-http', port, apiKey: await benchApiKey(adminPort, token) };
+      [adminPort] = await freePorts(1);
+      const connection = await spawnServe();
+      apiKey = await benchApiKey(adminPort, token, options.plan ?? null);
+      return { ...connection, apiKey };
+    },
+    async restart(signal, onStopped = () => {}) {
+      await killAndWait(child, signal);
+      onStopped();
+      return spawnServe();
     },
     processes: () => [{ role: 'n1', pid: child.pid }],
     metrics: async () => ({ n1: await scrapeStorage(port) }),
@@ -76,12 +95,16 @@ export function mqServeTarget(options = {}) {
 
 /**
  * Three members (`mq member`, gRPC on free loopback ports) and a standalone `mq gateway`.
- * @param {{cpuProfDir?: string, insecureCluster?: boolean}} options
+ * restart(signal) stops all three members with `signal` (the gateway stays) and starts them
+ * again on their data; it resolves once every member listens and the gateway's /readyz is 200.
+ * @param {{cpuProfDir?: string, insecureCluster?: boolean, plan?: object}} options
  */
 export function mqClusterTarget(options = {}) {
   const members = [];
   let gateway;
   let dir;
+  let spawnMember;
+  let gatewayPort;
   return {
     name: 'mq-cluster',
     family: 'mq',
@@ -96,19 +119,26 @@ export function mqClusterTarget(options = {}) {
       const peers = ids.map((id, i) => `${id}=127.0.0.1:${grpcPorts[i]}`).join(',');
       const certs = await clusterCertFlags(`${dir}/certs`, ids, ['gateway']);
       const tls = (name) => (options.insecureCluster ? ['--insecure-cluster'] : certs.get(name));
-      for (const [i, id] of ids.entries()) {
-        const child = spawnMq(
+      spawnMember = (id, i) =>
+        spawnMq(
           ['member', ...tls(id), '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
           [...COLOCATED_NODE_FLAGS, ...profArgs(options)],
           { MQ_ADMIN_TOKEN: token },
         );
-        members.push({ id, child, port: undefined });
-      }
+      for (const [i, id] of ids.entries()) members.push({ id, child: spawnMember(id, i), port: undefined });
       for (const m of members) m.port = await listeningPort(m.child);
       gateway = spawnMq(['gateway', ...tls('gateway'), '--members', peers, '--port', '0', '--host', '127.0.0.1'], [...COLOCATED_NODE_FLAGS, ...profArgs(options)]);
-      const port = await listeningPort(gateway);
-      await waitForHttp200(port, '/readyz', START_TIMEOUT_MS);
-      return { kind: 'mq-http', port, apiKey: await benchApiKey(adminPorts[0], token) };
+      gatewayPort = await listeningPort(gateway);
+      await waitForHttp200(gatewayPort, '/readyz', START_TIMEOUT_MS);
+      return { kind: 'mq-http', port: gatewayPort, apiKey: await benchApiKey(adminPorts[0], token, options.plan ?? null) };
+    },
+    async restart(signal, onStopped = () => {}) {
+      await Promise.all(members.map((m) => killAndWait(m.child, signal)));
+      onStopped();
+      for (const [i, m] of members.entries()) m.child = spawnMember(m.id, i);
+      for (const m of members) m.port = await listeningPort(m.child);
+      await waitForHttp200(gatewayPort, '/readyz', START_TIMEOUT_MS);
+      return null;
     },
     processes: () => [...members.map((m) => ({ role: m.id, pid: m.child.pid })), { role: 'gateway', pid: gateway.pid }],
     async metrics() {

@@ -7,7 +7,7 @@
 // that name.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnTracked, stopChild } from '../lib/index.mjs';
+import { killAndWait, spawnTracked, stopChild } from '../lib/index.mjs';
 import { resolveNatsServer } from './nats-binary.mjs';
 import { freePorts, removeDir, tempDir, waitForText } from './support.mjs';
 
@@ -18,7 +18,9 @@ const START_TIMEOUT_MS = 30_000;
  */
 export function natsTarget({ replicas, syncAlways }) {
   const servers = [];
+  const confs = [];
   let dir;
+  let connection;
   return {
     name: `nats-r${replicas}${syncAlways ? '-sync-always' : ''}`,
     family: 'nats',
@@ -46,6 +48,7 @@ export function natsTarget({ replicas, syncAlways }) {
       const routePorts = ports.slice(replicas);
       for (let i = 0; i < replicas; i += 1) {
         const conf = join(dir, `n${i + 1}.conf`);
+        confs.push(conf);
         const lines = [
           `server_name: n${i + 1}`,
           `listen: 127.0.0.1:${clientPorts[i]}`,
@@ -56,23 +59,42 @@ export function natsTarget({ replicas, syncAlways }) {
           lines.push(`cluster { name: bench, listen: 127.0.0.1:${routePorts[i]}, routes: [${routes.join(', ')}] }`);
         }
         writeFileSync(conf, `${lines.join('\n')}\n`);
-        const child = spawnTracked(server.path, ['-c', conf]);
-        servers.push({ role: `n${i + 1}`, child, ready: waitForText(child, 'Server is ready', START_TIMEOUT_MS) });
       }
-      await Promise.all(servers.map((s) => s.ready));
-      for (const s of servers) {
-        s.child.stdout.resume();
-        s.child.stderr.resume();
-      }
-      return { kind: 'nats', servers: clientPorts.map((p) => `127.0.0.1:${p}`), replicas };
+      servers.push(...confs.map((conf, i) => spawnServer(server.path, conf, i)));
+      await started(servers);
+      connection = { kind: 'nats', servers: clientPorts.map((p) => `127.0.0.1:${p}`), replicas };
+      return connection;
+    },
+    /** Stops every server with `signal`, starts them again on their stores (same ports). */
+    async restart(signal, onStopped = () => {}) {
+      await Promise.all(servers.map((s) => killAndWait(s.child, signal)));
+      onStopped();
+      const path = resolveNatsServer().path;
+      servers.splice(0, servers.length, ...confs.map((conf, i) => spawnServer(path, conf, i)));
+      await started(servers);
+      return connection;
     },
     processes: () => servers.map((s) => ({ role: s.role, pid: s.child.pid })),
     metrics: async () => null,
     async stop() {
       await Promise.all(servers.map((s) => stopChild(s.child)));
       servers.length = 0;
+      confs.length = 0;
       if (dir !== undefined) removeDir(dir);
       dir = undefined;
     },
   };
+}
+
+function spawnServer(path, conf, i) {
+  const child = spawnTracked(path, ['-c', conf]);
+  return { role: `n${i + 1}`, child, ready: waitForText(child, 'Server is ready', START_TIMEOUT_MS) };
+}
+
+async function started(servers) {
+  await Promise.all(servers.map((s) => s.ready));
+  for (const s of servers) {
+    s.child.stdout.resume();
+    s.child.stderr.resume();
+  }
 }
