@@ -35,12 +35,21 @@ import {
   type StatsQuery,
   type TokenRef,
 } from '@spoolmq/engine';
-import { resultOf, type DecodedAnswer } from './answer-codec.js';
-import { WRITE_OPS, type Call, type CallOf, type Op, type OpResults } from './calls.js';
-import { dispatchCall } from './dispatch.js';
-import { resolveLinkLimits, type MemberLinkLimits } from './link-limits.js';
+import {
+  dispatchCall,
+  notPrimaryHint,
+  resolveLinkLimits,
+  resultOf,
+  withoutRoutingDetails,
+  WRITE_OPS,
+  type Call,
+  type CallOf,
+  type DecodedAnswer,
+  type MemberLinkLimits,
+  type Op,
+  type OpResults,
+} from '@spoolmq/protocol';
 import { LinkFailure, MemberConnection, type MemberConnectionStats } from './member-connection.js';
-import { notPrimaryHint, withoutRoutingDetails } from './not-primary.js';
 import { PrimaryTable } from './primary-table.js';
 
 export interface RemoteSpoolServiceOptions {

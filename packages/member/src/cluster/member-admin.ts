@@ -20,7 +20,7 @@ import {
   type AdminNewKey,
   type AdminPlan,
   type AdminSpool,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 import { unavailable } from './cluster-errors.js';
 import {
   ACCOUNT_ID_PATTERN,

@@ -11,7 +11,7 @@ import {
   type AuthTable,
   decodeAck,
   encodeAuthTable,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 
 /** Gateways watching one member at once. */
 export const ACCOUNT_WATCHERS_MAX = 1_024;

@@ -16,7 +16,7 @@ import {
   MEMBER_SERVICE,
   resolveLinkLimits,
   type MemberLinkLimits,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 import { StreamSession, type StreamSessionCounters } from './stream-session.js';
 
 export interface MemberRpcOptions {

@@ -1,6 +1,6 @@
 import { MqError } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { notPrimaryError, notPrimaryHint, withoutRoutingDetails } from '../../src/remote/not-primary.js';
+import { notPrimaryError, notPrimaryHint, withoutRoutingDetails } from '../../src/member/not-primary.js';
 
 describe('not-primary answers', () => {
   it('are 503 unavailable carrying the hints', () => {

@@ -1,8 +1,8 @@
 import { MqError, STATUS_OF_KIND, type ErrorKind } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { decodeServerFrame, resultOf, writeAnswer, writeErrorAnswer } from '../../src/remote/answer-codec.js';
-import { ProtoWriter } from '../../src/remote/proto-writer.js';
-import { WireError } from '../../src/remote/proto-reader.js';
+import { decodeServerFrame, resultOf, writeAnswer, writeErrorAnswer } from '../../src/member/answer-codec.js';
+import { ProtoWriter } from '../../src/member/proto-writer.js';
+import { WireError } from '../../src/member/proto-reader.js';
 import { ServerFrameType, referenceDecode, referenceEncode } from './proto-wire.js';
 import { ALL_BYTES, HANDLE, LEASE, T0_MS, sampleResults } from './samples.js';
 
