@@ -5,8 +5,22 @@
 // gateway and member are siblings above it.
 
 // ---- The member protocol: calls, answers, codec ----
-export { type Call, type CallOf, type Op, type OpResults, WRITE_OPS } from './member/calls.js';
-export { dispatchCall } from './member/dispatch.js';
+export { type Call, type CallOf, type Op, type OpArgs, type OpResults } from './member/calls.js';
+export {
+  OPERATIONS,
+  OPS,
+  OP_FIELD,
+  WRITE_OPS,
+  type Operation,
+  type Operations,
+} from './member/operations.js';
+export {
+  CALL_RUNNER,
+  dispatchCall,
+  installOperations,
+  type CallRunner,
+  type SpoolOperations,
+} from './member/dispatch.js';
 export {
   type NotPrimaryHint,
   notPrimaryError,
@@ -22,7 +36,6 @@ export { MEMBER_SERVICE, MEMBER_CALLS_PATH, frameBuffer } from './member/member-
 export { ProtoWriter, WIRE_I64, WIRE_LEN, WIRE_VARINT, varintBytes } from './member/proto-writer.js';
 export { ProtoReader, WireError } from './member/proto-reader.js';
 export {
-  OP_FIELD,
   callBytesEstimate,
   writeCall,
   writeCancel,
