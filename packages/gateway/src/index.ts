@@ -18,9 +18,9 @@ export {
 export type { MemberConnectionStats } from './remote/member-connection.js';
 // The wire pieces live in @spoolmq/protocol; re-exported so the gateway's names stay stable.
 export {
+  NotPrimaryError,
+  isNotPrimary,
   notPrimaryError,
-  notPrimaryHint,
-  withoutRoutingDetails,
   type Call,
   type CallOf,
   type Op,

@@ -21,19 +21,20 @@ export {
   type CallRunner,
   type SpoolOperations,
 } from './member/dispatch.js';
-export {
-  type NotPrimaryHint,
-  notPrimaryError,
-  notPrimaryHint,
-  withoutRoutingDetails,
-} from './member/not-primary.js';
+export { NotPrimaryError, isNotPrimary, notPrimaryError } from './member/not-primary.js';
 export {
   MEMBER_LINK_LIMITS_DEFAULT,
   resolveLinkLimits,
   type MemberLinkLimits,
 } from './member/link-limits.js';
 export { MEMBER_SERVICE, MEMBER_CALLS_PATH, frameBuffer } from './member/member-service.js';
-export { ProtoWriter, WIRE_I64, WIRE_LEN, WIRE_VARINT, varintBytes } from './member/proto-writer.js';
+export {
+  ProtoWriter,
+  WIRE_I64,
+  WIRE_LEN,
+  WIRE_VARINT,
+  varintBytes,
+} from './member/proto-writer.js';
 export { ProtoReader, WireError } from './member/proto-reader.js';
 export {
   callBytesEstimate,

@@ -7,8 +7,7 @@
 //   have happened) and is retried for a read;
 // - after a round of members without an answer it backs off, and when no primary answered within
 //   `unavailableAfterMs` it rejects with 503 `unavailable` (for a write: nothing was appended).
-// Every other answer, error or not, is the primary's and is passed through (routing details
-// stripped).
+// Every other answer, error or not, is the primary's and is passed through.
 
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -17,10 +16,9 @@ import { MqError, isMqError, type Delivery, type SpoolService } from '@spoolmq/e
 import {
   dispatchCall,
   installOperations,
-  notPrimaryHint,
+  isNotPrimary,
   resolveLinkLimits,
   resultOf,
-  withoutRoutingDetails,
   WRITE_OPS,
   type Call,
   type CallOf,
@@ -267,15 +265,14 @@ export class RemoteSpoolService implements SpoolService {
       this.demote(call.spool, member);
       return this.table.after(member);
     }
-    const hint = notPrimaryHint(error);
-    if (hint === undefined && error.kind !== 'unavailable') {
+    if (!isNotPrimary(error) && error.kind !== 'unavailable') {
       // The primary's own answer (a 404, 409, 410...): it is the primary; pass it through.
       this.table.learn(call.spool, member);
-      throw withoutRoutingDetails(error);
+      throw error;
     }
     this.demote(call.spool, member);
-    if (hint === undefined) return this.table.after(member);
-    const { leaderId, replicas } = hint;
+    if (!isNotPrimary(error)) return this.table.after(member);
+    const { leaderId, replicas } = error;
     if (leaderId !== null && leaderId !== member && this.table.has(leaderId)) return leaderId;
     // No leader named: the replicas it named that were not tried in this round, in order.
     const replica = replicas.find((id) => id !== member && this.table.has(id) && !tried.has(id));

@@ -1,4 +1,4 @@
-// The member's side of the accounts service (ACCOUNTS_SERVICE, from @spoolmq/gateway): Watch streams
+// The member's side of the accounts service (ACCOUNTS_SERVICE, @spoolmq/protocol): Watch streams
 // the auth table to gateways, pushing a new one whenever accounts, keys or plans change, and
 // records each gateway's acknowledgement; Call runs an admin step another member forwarded.
 
