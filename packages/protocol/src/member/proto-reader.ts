@@ -1,12 +1,12 @@
 // Protocol-buffers wire reader for the member protocol: reads one buffer in place, entering and
-// leaving nested messages by moving its end (no reader object per message). Numbers come back as
-// plain JS numbers; anything past 2^53, a truncated field or an unknown wire type throws
-// `WireError` — the frame is garbage and is dropped whole.
+// leaving nested messages by moving its end (no reader object per message). Varints, nested
+// messages and skipping are the engine's WireReader, shared with Raft's frame reader; this adds
+// strings, bytes and doubles. Numbers come back as plain JS numbers; anything past 2^53, a
+// truncated field or an unknown wire type throws `WireError`: the frame is garbage and is
+// dropped whole.
 
 import { Buffer } from 'node:buffer';
-import { WIRE_I64, WIRE_LEN, WIRE_VARINT } from './proto-writer.js';
-
-const WIRE_I32 = 5;
+import { WireReader } from '@spoolmq/engine';
 
 /** A frame that does not decode. Never an `MqError`: the stream carrying it is broken. */
 export class WireError extends Error {
@@ -16,47 +16,20 @@ export class WireError extends Error {
   }
 }
 
-export class ProtoReader {
-  private readonly buf: Buffer;
-  private pos: number;
-  private limit: number;
-
+export class ProtoReader extends WireReader<Buffer> {
   /** Reads `bytes` (not copied; results of `bytesView` point into it). */
   constructor(bytes: Uint8Array) {
-    this.buf = Buffer.isBuffer(bytes)
-      ? bytes
-      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.pos = 0;
-    this.limit = this.buf.length;
+    const { buffer, byteOffset, byteLength } = bytes;
+    super(Buffer.isBuffer(bytes) ? bytes : Buffer.from(buffer, byteOffset, byteLength));
   }
 
-  /** Whether the current message has more fields. */
-  more(): boolean {
-    return this.pos < this.limit;
+  protected wireError(message: string): Error {
+    return new WireError(message);
   }
 
   /** The next field's tag: field number * 8 + wire type. */
   tag(): number {
     return this.varint();
-  }
-
-  varint(): number {
-    const buf = this.buf;
-    let pos = this.pos;
-    let result = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i++) {
-      if (pos >= this.limit) throw new WireError('truncated varint');
-      const byte = buf[pos++]!;
-      result += (byte & 0x7f) * scale;
-      if (byte < 0x80) {
-        if (result > Number.MAX_SAFE_INTEGER) throw new WireError('number past 2^53');
-        this.pos = pos;
-        return result;
-      }
-      scale *= 0x80;
-    }
-    throw new WireError('varint longer than 10 bytes');
   }
 
   bool(): boolean {
@@ -96,50 +69,5 @@ export class ProtoReader {
     this.buf.copy(copy, 0, this.pos, this.pos + length);
     this.pos += length;
     return copy;
-  }
-
-  /** Enters a nested message; returns what `leave` needs to restore the outer message. */
-  enter(): number {
-    const length = this.lengthPrefix();
-    const outer = this.limit;
-    this.limit = this.pos + length;
-    return outer;
-  }
-
-  /** Leaves the nested message entered by `enter` (skipping whatever it did not read). */
-  leave(outer: number): void {
-    this.pos = this.limit;
-    this.limit = outer;
-  }
-
-  /** Skips a field of `wireType` whose tag was just read (unknown fields are ignored). */
-  skip(wireType: number): void {
-    switch (wireType) {
-      case WIRE_VARINT:
-        this.varint();
-        return;
-      case WIRE_I64:
-        this.advance(8);
-        return;
-      case WIRE_LEN:
-        this.advance(this.lengthPrefix());
-        return;
-      case WIRE_I32:
-        this.advance(4);
-        return;
-      default:
-        throw new WireError(`unsupported wire type ${wireType}`);
-    }
-  }
-
-  private lengthPrefix(): number {
-    const length = this.varint();
-    if (this.pos + length > this.limit) throw new WireError('length past the end of the message');
-    return length;
-  }
-
-  private advance(bytes: number): void {
-    if (this.pos + bytes > this.limit) throw new WireError('truncated field');
-    this.pos += bytes;
   }
 }
