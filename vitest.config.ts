@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const packages = ['engine', 'raft', 'client', 'gateway', 'member', 'testkit', 'cli'];
+const packages = ['engine', 'raft', 'protocol', 'client', 'gateway', 'member', 'testkit', 'cli'];
 
 export default defineConfig({
   resolve: {

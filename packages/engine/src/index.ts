@@ -15,6 +15,16 @@ export type { Queue } from './queue.js';
 export * from './commands.js';
 export { encodeCommand, decodeCommand } from './command-codec.js';
 export { CodecError } from './bytes.js';
+export {
+  WIRE_I32,
+  WIRE_I64,
+  WIRE_LEN,
+  WIRE_VARINT,
+  WireReader,
+  VARINT_BYTES_MAX,
+  putVarint,
+  varintLength,
+} from './wire.js';
 export { decodeSnapshot } from './snapshot.js';
 export { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
 export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';

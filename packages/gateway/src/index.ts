@@ -16,19 +16,35 @@ export {
   type MemberMetrics,
 } from './remote/remote-spool-service.js';
 export type { MemberConnectionStats } from './remote/member-connection.js';
-export { notPrimaryError, notPrimaryHint, withoutRoutingDetails } from './remote/not-primary.js';
-export { type Call, type CallOf, type Op, type OpResults, WRITE_OPS } from './remote/calls.js';
-export { dispatchCall } from './remote/dispatch.js';
+// The wire pieces live in @spoolmq/protocol; re-exported so the gateway's names stay stable.
 export {
+  NotPrimaryError,
+  isNotPrimary,
+  notPrimaryError,
+  type Call,
+  type CallOf,
+  type Op,
+  type OpResults,
+  WRITE_OPS,
+  dispatchCall,
   MEMBER_LINK_LIMITS_DEFAULT,
   resolveLinkLimits,
   type MemberLinkLimits,
-} from './remote/link-limits.js';
-export { MEMBER_SERVICE, MEMBER_CALLS_PATH } from './remote/member-service.js';
-export { ProtoWriter } from './remote/proto-writer.js';
-export { WireError } from './remote/proto-reader.js';
-export { writeCall, writeCancel, decodeClientFrame, type ClientFrame, type IdentifiedCall } from './remote/call-codec.js';
-export { writeAnswer, writeErrorAnswer, decodeServerFrame, resultOf, type DecodedAnswer } from './remote/answer-codec.js';
+  MEMBER_SERVICE,
+  MEMBER_CALLS_PATH,
+  ProtoWriter,
+  WireError,
+  writeCall,
+  writeCancel,
+  decodeClientFrame,
+  type ClientFrame,
+  type IdentifiedCall,
+  writeAnswer,
+  writeErrorAnswer,
+  decodeServerFrame,
+  resultOf,
+  type DecodedAnswer,
+} from '@spoolmq/protocol';
 // Accounts: the in-memory key and account table every gateway authenticates with.
 export {
   AccountDirectory,
@@ -46,9 +62,6 @@ export {
   AUTH_KEYS_MAX,
   encodeAuthTable,
   decodeAuthTable,
-} from './accounts/auth-table.js';
-export type { Authenticate } from './auth.js';
-export {
   ACCOUNTS_SERVICE,
   ACCOUNTS_WATCH_PATH,
   ACCOUNTS_CALL_PATH,
@@ -57,7 +70,8 @@ export {
   WATCH_SILENCE_MS,
   encodeAck,
   decodeAck,
-} from './accounts/account-service.js';
+} from '@spoolmq/protocol';
+export type { Authenticate } from './auth.js';
 export { AccountWatch, type AccountWatchOptions, type AccountWatchStats } from './accounts/account-watch.js';
 // The admin API (its own listener) over a backend the member implements.
 export type {
@@ -69,7 +83,7 @@ export type {
   AdminPlan,
   AdminSpool,
   AdminCluster,
-} from './admin/admin-backend.js';
+} from '@spoolmq/protocol';
 export {
   createAdminApp,
   type AdminAppOptions,

@@ -130,7 +130,7 @@ export {
   type MemberRpcStats,
   type MemberServiceRegistration,
 } from './rpc/member-rpc-server.js';
-export { notPrimaryError } from '@spoolmq/gateway';
+export { notPrimaryError } from '@spoolmq/protocol';
 // The payload segment store (the chaos harness flips bits in its files; tests read them back).
 export { SegmentStore, type SegmentStoreOptions } from './store/segment-store.js';
 export { PayloadCache } from './store/payload-cache.js';

@@ -16,7 +16,7 @@ import { type RunResult, type ServeHandle, run, startServe, userEnv } from '../u
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 /** What `mq` needs at run time, and the client; testkit stays private. */
-const PUBLISHED = ['engine', 'raft', 'client', 'gateway', 'member', 'cli'];
+const PUBLISHED = ['engine', 'raft', 'protocol', 'client', 'gateway', 'member', 'cli'];
 const NPM_TIMEOUT_MS = 180_000;
 const COMMAND_TIMEOUT_MS = 30_000;
 /** A test of a few commands, each a process start on a loaded 2-core machine. */

@@ -9,7 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import { MqError } from '@spoolmq/engine';
-import type { AuthAccount, AuthTable } from './auth-table.js';
+import type { AuthAccount, AuthTable } from '@spoolmq/protocol';
 
 /** Who a request acts for, once authenticated. */
 export interface Principal {

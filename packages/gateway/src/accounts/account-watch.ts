@@ -8,8 +8,13 @@
 
 import * as grpc from '@grpc/grpc-js';
 import type { AccountDirectory } from './account-directory.js';
-import { ACCOUNTS_WATCH_PATH, WATCH_SILENCE_MS, encodeAck } from './account-service.js';
-import { AUTH_TABLE_BYTES_MAX, decodeAuthTable } from './auth-table.js';
+import {
+  ACCOUNTS_WATCH_PATH,
+  AUTH_TABLE_BYTES_MAX,
+  decodeAuthTable,
+  encodeAck,
+  WATCH_SILENCE_MS,
+} from '@spoolmq/protocol';
 
 export interface AccountWatchOptions {
   /** Member id -> gRPC address. */

@@ -17,7 +17,7 @@ import { bearerKey } from '../auth.js';
 import { CONSOLE_PATH, consoleResponse } from '../console/console-routes.js';
 import { errorResponse, mqErrorResponse } from '../error-response.js';
 import { jsonResponse } from '../responses.js';
-import type { AdminAccountState, AdminBackend, AdminPlan } from './admin-backend.js';
+import type { AdminAccountState, AdminBackend, AdminPlan } from '@spoolmq/protocol';
 
 /** Largest admin request body. */
 export const ADMIN_BODY_BYTES_MAX = 16_384;

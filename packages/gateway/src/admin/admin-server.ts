@@ -1,7 +1,7 @@
 // Serving the admin app on its own listener (default 127.0.0.1:8081, never the public port).
 
 import type { AddressInfo } from 'node:net';
-import type { AdminBackend } from './admin-backend.js';
+import type { AdminBackend } from '@spoolmq/protocol';
 import { createAdminApp, type AdminAppOptions } from './admin-app.js';
 import { createBoundedServer, reloadingTls, type RunningServer } from '../server.js';
 import type { ListenerTls } from '../listener-tls.js';

@@ -14,12 +14,17 @@ import { performance } from 'node:perf_hooks';
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
 import { MqError, type Delivery } from '@spoolmq/engine';
-import { decodeServerFrame, type DecodedAnswer } from './answer-codec.js';
-import { writeCall, writeCancel } from './call-codec.js';
-import type { Call } from './calls.js';
-import type { MemberLinkLimits } from './link-limits.js';
-import { MEMBER_CALLS_PATH, frameBuffer } from './member-service.js';
-import { ProtoWriter } from './proto-writer.js';
+import {
+  decodeServerFrame,
+  frameBuffer,
+  MEMBER_CALLS_PATH,
+  ProtoWriter,
+  writeCall,
+  writeCancel,
+  type Call,
+  type DecodedAnswer,
+  type MemberLinkLimits,
+} from '@spoolmq/protocol';
 
 /** Why a call got no answer. `unsent`: never written. `lost`: written, answer never came. */
 /**

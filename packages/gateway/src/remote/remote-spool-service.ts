@@ -7,40 +7,28 @@
 //   have happened) and is retried for a read;
 // - after a round of members without an answer it backs off, and when no primary answered within
 //   `unavailableAfterMs` it rejects with 503 `unavailable` (for a write: nothing was appended).
-// Every other answer, error or not, is the primary's and is passed through (routing details
-// stripped).
+// Every other answer, error or not, is the primary's and is passed through.
 
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
+import { MqError, isMqError, type Delivery, type SpoolService } from '@spoolmq/engine';
 import {
-  MqError,
-  isMqError,
-  type Delivery,
-  type DeleteMode,
-  type ListQuery,
-  type MessageListQuery,
-  type MessageView,
-  type Page,
-  type PeekResult,
-  type QueueView,
-  type ReceiveRequest,
-  type SendRequest,
-  type SendResult,
-  type SettingsInput,
-  type SettingsPatch,
-  type SpoolService,
-  type SpoolView,
-  type StatsPage,
-  type StatsQuery,
-  type TokenRef,
-} from '@spoolmq/engine';
-import { resultOf, type DecodedAnswer } from './answer-codec.js';
-import { WRITE_OPS, type Call, type CallOf, type Op, type OpResults } from './calls.js';
-import { dispatchCall } from './dispatch.js';
-import { resolveLinkLimits, type MemberLinkLimits } from './link-limits.js';
+  dispatchCall,
+  installOperations,
+  isNotPrimary,
+  resolveLinkLimits,
+  resultOf,
+  WRITE_OPS,
+  type Call,
+  type CallOf,
+  type DecodedAnswer,
+  type MemberLinkLimits,
+  type Op,
+  type OpResults,
+  type SpoolOperations,
+} from '@spoolmq/protocol';
 import { LinkFailure, MemberConnection, type MemberConnectionStats } from './member-connection.js';
-import { notPrimaryHint, withoutRoutingDetails } from './not-primary.js';
 import { PrimaryTable } from './primary-table.js';
 
 export interface RemoteSpoolServiceOptions {
@@ -113,6 +101,9 @@ function remainingCall(call: Call, elapsedMs: number): Call {
   if (call.op !== 'receive') return call;
   return { ...call, waitMs: Math.max(0, Math.floor(call.waitMs - elapsedMs)) };
 }
+
+// The operations' methods, defined on the prototype from the operations table (see below).
+export interface RemoteSpoolService extends SpoolOperations {}
 
 export class RemoteSpoolService implements SpoolService {
   private readonly table: PrimaryTable;
@@ -194,95 +185,11 @@ export class RemoteSpoolService implements SpoolService {
     for (const connection of this.connections.values()) connection.close();
   }
 
-  checkTarget(spool: string, queue?: string): Promise<void> {
-    if (queue === undefined) return this.invoke<'checkTarget'>({ op: 'checkTarget', spool });
-    return this.invoke<'checkTarget'>({ op: 'checkTarget', spool, queue });
-  }
-
-  describeSpool(spool: string): Promise<SpoolView> {
-    return this.invoke<'describeSpool'>({ op: 'describeSpool', spool });
-  }
-
-  spoolStats(spool: string, query: StatsQuery): Promise<StatsPage> {
-    return this.invoke<'spoolStats'>({ op: 'spoolStats', spool, query });
-  }
-
-  listQueues(spool: string, query: ListQuery): Promise<Page<QueueView>> {
-    return this.invoke<'listQueues'>({ op: 'listQueues', spool, query });
-  }
-
-  describeQueue(spool: string, queue: string): Promise<QueueView> {
-    return this.invoke<'describeQueue'>({ op: 'describeQueue', spool, queue });
-  }
-
-  createQueue(spool: string, queue: string, settings: SettingsInput): Promise<QueueView> {
-    return this.invoke<'createQueue'>({ op: 'createQueue', spool, queue, settings });
-  }
-
-  updateQueue(spool: string, queue: string, settings: SettingsPatch): Promise<QueueView> {
-    return this.invoke<'updateQueue'>({ op: 'updateQueue', spool, queue, settings });
-  }
-
-  deleteQueue(spool: string, queue: string, mode: DeleteMode): Promise<'deleted' | 'accepted'> {
-    return this.invoke<'deleteQueue'>({ op: 'deleteQueue', spool, queue, mode });
-  }
-
-  send(spool: string, queue: string, request: SendRequest): Promise<SendResult> {
-    return this.invoke<'send'>({ op: 'send', spool, queue, request });
-  }
-
-  receive(spool: string, queue: string, request: ReceiveRequest): Promise<Delivery | null> {
-    const call = { op: 'receive', spool, queue, waitMs: request.waitMs } as const;
-    return this.invoke<'receive'>(call, request.signal);
-  }
-
-  ack(spool: string, lease: string): Promise<void> {
-    return this.invoke<'ack'>({ op: 'ack', spool, lease });
-  }
-
-  nack(spool: string, lease: string): Promise<void> {
-    return this.invoke<'nack'>({ op: 'nack', spool, lease });
-  }
-
-  release(spool: string, lease: string, delayMs: number): Promise<void> {
-    return this.invoke<'release'>({ op: 'release', spool, lease, delayMs });
-  }
-
-  fail(spool: string, lease: string): Promise<void> {
-    return this.invoke<'fail'>({ op: 'fail', spool, lease });
-  }
-
-  renew(spool: string, lease: string): Promise<{ readonly leaseExpiresAtMs?: number }> {
-    return this.invoke<'renew'>({ op: 'renew', spool, lease });
-  }
-
-  peek(spool: string, handle: string): Promise<PeekResult> {
-    return this.invoke<'peek'>({ op: 'peek', spool, handle });
-  }
-
-  recover(spool: string, token: TokenRef, delayMs: number): Promise<void> {
-    return this.invoke<'recover'>({ op: 'recover', spool, token, delayMs });
-  }
-
-  discard(spool: string, token: TokenRef): Promise<void> {
-    return this.invoke<'discard'>({ op: 'discard', spool, token });
-  }
-
-  listMessages(spool: string, queue: string, query: MessageListQuery): Promise<Page<MessageView>> {
-    return this.invoke<'listMessages'>({ op: 'listMessages', spool, queue, query });
-  }
-
-  failureHead(spool: string, queue: string): Promise<Delivery | null> {
-    return this.invoke<'failureHead'>({ op: 'failureHead', spool, queue });
-  }
-
-  ackAndSend(
-    spool: string,
-    lease: string,
-    queue: string,
-    request: SendRequest,
-  ): Promise<SendResult> {
-    return this.invoke<'ackAndSend'>({ op: 'ackAndSend', spool, lease, queue, request });
+  // The 21 SpoolService operations: each builds its call (operations.ts) and runs `invoke`.
+  static {
+    installOperations(RemoteSpoolService.prototype, function (call, signal) {
+      return this.invoke(call, signal);
+    });
   }
 
   /**
@@ -358,15 +265,14 @@ export class RemoteSpoolService implements SpoolService {
       this.demote(call.spool, member);
       return this.table.after(member);
     }
-    const hint = notPrimaryHint(error);
-    if (hint === undefined && error.kind !== 'unavailable') {
+    if (!isNotPrimary(error) && error.kind !== 'unavailable') {
       // The primary's own answer (a 404, 409, 410...): it is the primary; pass it through.
       this.table.learn(call.spool, member);
-      throw withoutRoutingDetails(error);
+      throw error;
     }
     this.demote(call.spool, member);
-    if (hint === undefined) return this.table.after(member);
-    const { leaderId, replicas } = hint;
+    if (!isNotPrimary(error)) return this.table.after(member);
+    const { leaderId, replicas } = error;
     if (leaderId !== null && leaderId !== member && this.table.has(leaderId)) return leaderId;
     // No leader named: the replicas it named that were not tried in this round, in order.
     const replica = replicas.find((id) => id !== member && this.table.has(id) && !tried.has(id));

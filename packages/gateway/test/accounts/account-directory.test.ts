@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MqError } from '@spoolmq/engine';
 import { AccountDirectory, hashKey } from '../../src/accounts/account-directory.js';
-import type { AuthAccount, AuthTable } from '../../src/accounts/auth-table.js';
+import type { AuthAccount, AuthTable } from '@spoolmq/protocol';
 
 function account(id: string, overrides: Partial<AuthAccount> = {}): AuthAccount {
   return { id, state: 'active', messageSizeMaxBytes: 1024, requestsPerSecond: 0, requestBurst: 0, ...overrides };

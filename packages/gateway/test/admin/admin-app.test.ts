@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MqError } from '@spoolmq/engine';
 import { type AdminAuditRecord, createAdminApp } from '../../src/admin/admin-app.js';
 import { startAdminServer } from '../../src/admin/admin-server.js';
-import type { AdminAccount, AdminBackend } from '../../src/admin/admin-backend.js';
+import type { AdminAccount, AdminBackend } from '@spoolmq/protocol';
 
 const TOKEN = 'admin-token-0123456789';
 const ACCOUNT: AdminAccount = { id: 'acme', state: 'active', plan: 'default', spools: ['default'], keys: [] };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAdminApp } from '../../src/admin/admin-app.js';
-import type { AdminBackend } from '../../src/admin/admin-backend.js';
+import type { AdminBackend } from '@spoolmq/protocol';
 import { createGatewayApp } from '../../src/app.js';
 import { CONSOLE_CSP, CONSOLE_FILES } from '../../src/console/console-assets.js';
 import { consoleResponse } from '../../src/console/console-routes.js';

@@ -6,11 +6,14 @@ import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@spoolmq/engine';
 import { startMemberRpcServer, type MemberRpcServer } from '@spoolmq/member';
-import { decodeClientFrame, type ClientFrame } from '../../src/remote/call-codec.js';
-import type { Op } from '../../src/remote/calls.js';
-import { MEMBER_SERVICE } from '../../src/remote/member-service.js';
-import { notPrimaryError } from '../../src/remote/not-primary.js';
-import { ProtoWriter } from '../../src/remote/proto-writer.js';
+import {
+  decodeClientFrame,
+  MEMBER_SERVICE,
+  notPrimaryError,
+  ProtoWriter,
+  type ClientFrame,
+  type Op,
+} from '@spoolmq/protocol';
 
 export type Handler = (method: string, args: unknown[]) => Promise<unknown>;
 

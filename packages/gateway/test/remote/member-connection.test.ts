@@ -4,9 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MqError, type SpoolService } from '@spoolmq/engine';
 import type { MemberRpcServer } from '@spoolmq/member';
-import { resultOf } from '../../src/remote/answer-codec.js';
-import type { Call } from '../../src/remote/calls.js';
-import { resolveLinkLimits, type MemberLinkLimits } from '../../src/remote/link-limits.js';
+import { resolveLinkLimits, resultOf, type Call, type MemberLinkLimits } from '@spoolmq/protocol';
 import { LinkFailure, MemberConnection } from '../../src/remote/member-connection.js';
 import { deadAddress, serve, serviceOf, signal } from './fake-members.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MqError, type Delivery, type SpoolService } from '@spoolmq/engine';
 import { ManualClock, createLocalService, startMemberRpcServer, type LocalService, type MemberRpcServer } from '@spoolmq/member';
 import { RemoteSpoolService, insecureCredentials } from '../../src/remote/remote-spool-service.js';
-import { ALL_BYTES, DEDUP_KEY } from './samples.js';
+import { ALL_BYTES, DEDUP_KEY } from '../../../protocol/test/member/samples.js';
 
 type Step = { readonly name: string; readonly outcome: unknown };
 

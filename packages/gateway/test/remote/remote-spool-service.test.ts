@@ -11,8 +11,8 @@ import {
   type RemoteSpoolServiceOptions,
   insecureCredentials,
 } from '../../src/remote/remote-spool-service.js';
-import { writeAnswer } from '../../src/remote/answer-codec.js';
-import { notPrimaryError } from '../../src/remote/not-primary.js';
+import { writeAnswer } from '@spoolmq/protocol';
+import { notPrimaryError } from '@spoolmq/protocol';
 import {
   deadAddress,
   loggedService,

@@ -1,27 +1,17 @@
 // How the cluster's failures reach callers: as MqError values with the interface's kinds. A
-// `notPrimary` detail marks an answer given before anything was appended, so the gateway may try
-// the call on another member (the leader hint, when known, names which).
+// NotPrimaryError (@spoolmq/protocol) marks an answer given before anything was appended, so the
+// gateway may try the call on another member (its leader hint, when known, names which).
 
 import { MqError } from '@spoolmq/engine';
+import { notPrimaryError as notPrimary } from '@spoolmq/protocol';
 import { isRaftError } from '@spoolmq/raft';
 
 /**
- * 503 unavailable for a call that reached a member that is not the spool's primary. `leaderId`:
- * the member believed to be primary (omitted when unknown). `replicas`: for a spool this member
- * does not hold, the members that do (comma-separated), so a router can try them.
+ * 503 unavailable for a call that reached a member that is not the spool's primary: the
+ * protocol's one not-primary construction (`notPrimaryError(spool, leaderId, replicas)`), the
+ * hint as typed fields. Re-exported under this name for the cluster's callers.
  */
-export function notPrimary(
-  spool: string,
-  leaderId: string | null,
-  replicas?: readonly string[],
-): MqError {
-  const details: Record<string, string | boolean> = { notPrimary: true };
-  if (leaderId !== null) details.leaderId = leaderId;
-  if (replicas !== undefined) details.replicas = replicas.join(',');
-  const where = leaderId === null ? 'primary unknown' : `primary is ${leaderId}`;
-  const message = `this member is not the primary of spool ${spool} (${where})`;
-  return new MqError('unavailable', message, details);
-}
+export { notPrimaryError as notPrimary } from '@spoolmq/protocol';
 
 /** 503 unavailable with no hint: retry later (nothing was appended). */
 export function unavailable(message: string): MqError {

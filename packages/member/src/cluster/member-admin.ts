@@ -1,4 +1,4 @@
-// The admin API's backend on a member (AdminBackend from @spoolmq/gateway). Reads come from this
+// The admin API's backend on a member (AdminBackend from @spoolmq/protocol). Reads come from this
 // member's metadata replica; changes are proposed to the metadata group's leader (forwarded over
 // the accounts service's Call when another member leads). A change to accounts, keys or plans
 // answers once every reachable member has applied it and every gateway watching them has
@@ -20,7 +20,7 @@ import {
   type AdminNewKey,
   type AdminPlan,
   type AdminSpool,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 import { unavailable } from './cluster-errors.js';
 import {
   ACCOUNT_ID_PATTERN,

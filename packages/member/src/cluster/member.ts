@@ -15,7 +15,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@spoolmq/engine';
-import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/gateway';
+import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/protocol';
 import {
   GroupRouter,
   GrpcTransport,

@@ -1,4 +1,4 @@
-// The member's side of the accounts service (ACCOUNTS_SERVICE, from @spoolmq/gateway): Watch streams
+// The member's side of the accounts service (ACCOUNTS_SERVICE, @spoolmq/protocol): Watch streams
 // the auth table to gateways, pushing a new one whenever accounts, keys or plans change, and
 // records each gateway's acknowledgement; Call runs an admin step another member forwarded.
 
@@ -11,7 +11,7 @@ import {
   type AuthTable,
   decodeAck,
   encodeAuthTable,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 
 /** Gateways watching one member at once. */
 export const ACCOUNT_WATCHERS_MAX = 1_024;

@@ -1,7 +1,7 @@
 // The member's gRPC face for gateways: the `mq.member.Member` service (proto/member.proto) over a
 // SpoolService, added to an existing grpc.Server (the Raft transport's, sharing its port) or run
-// standalone. A member that is not a spool's primary answers with `notPrimaryError` (from
-// @spoolmq/gateway): the SpoolService it is given decides that, this layer only carries it.
+// standalone. A member that is not a spool's primary answers with a `NotPrimaryError` (from
+// @spoolmq/protocol): the SpoolService it is given decides that, this layer only carries it.
 
 import * as grpc from '@grpc/grpc-js';
 import type { SpoolService } from '@spoolmq/engine';
@@ -16,7 +16,7 @@ import {
   MEMBER_SERVICE,
   resolveLinkLimits,
   type MemberLinkLimits,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 import { StreamSession, type StreamSessionCounters } from './stream-session.js';
 
 export interface MemberRpcOptions {

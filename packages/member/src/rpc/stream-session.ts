@@ -17,7 +17,7 @@ import {
   type Call,
   type ClientFrame,
   type MemberLinkLimits,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 
 export interface StreamSessionOptions {
   readonly limits: MemberLinkLimits;

@@ -1,4 +1,5 @@
 import { MqError } from '@spoolmq/engine';
+import { NotPrimaryError } from '@spoolmq/protocol';
 import { RaftError } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
 import { notPrimary, proposalError } from '../../src/cluster/cluster-errors.js';
@@ -8,9 +9,10 @@ describe('cluster errors', () => {
     const withLeader = notPrimary('default', 'n2');
     expect(withLeader.kind).toBe('unavailable');
     expect(withLeader.status).toBe(503);
-    expect(withLeader.details).toEqual({ notPrimary: true, leaderId: 'n2' });
-    expect(notPrimary('default', null).details).toEqual({ notPrimary: true });
-    expect(notPrimary('s', null, ['n1', 'n4']).details).toEqual({ notPrimary: true, replicas: 'n1,n4' });
+    expect(withLeader).toBeInstanceOf(NotPrimaryError);
+    expect(withLeader).toMatchObject({ leaderId: 'n2', replicas: [], details: {} });
+    expect(notPrimary('default', null)).toMatchObject({ leaderId: null, replicas: [] });
+    expect(notPrimary('s', null, ['n1', 'n4'])).toMatchObject({ leaderId: null, replicas: ['n1', 'n4'] });
   });
 
   it('maps RaftError kinds: nothing appended -> 503, outcome unknown -> 500 operation_unconfirmed', () => {
@@ -24,9 +26,9 @@ describe('cluster errors', () => {
     for (const [error, accepted, kind, hinted] of cases) {
       const mapped = proposalError('default', error, accepted);
       expect(mapped.kind, error.kind).toBe(kind);
-      expect(mapped.details.notPrimary === true, error.kind).toBe(hinted);
+      expect(mapped instanceof NotPrimaryError, error.kind).toBe(hinted);
     }
-    expect(proposalError('default', new RaftError('not_leader', 'x', 'n3'), true).details.leaderId).toBe('n3');
+    expect(proposalError('default', new RaftError('not_leader', 'x', 'n3'), true)).toMatchObject({ leaderId: 'n3' });
   });
 
   it('passes MqError through and turns other failures into internal or unconfirmed', () => {

@@ -2,6 +2,7 @@
 // behind HostedSpoolService. Run on one host with the local log and a manual clock.
 
 import { MqError, SpoolEngine, resolvePlan } from '@spoolmq/engine';
+import { notPrimaryError } from '@spoolmq/protocol';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';
@@ -64,7 +65,7 @@ describe('receive guard', () => {
 describe('HostedSpoolService with a resolver', () => {
   it('routes by the resolver and answers with what it throws', async () => {
     const { host } = guardedHost(() => null);
-    const refusal = new MqError('unavailable', 'elsewhere', { notPrimary: true, leaderId: 'n2' });
+    const refusal = notPrimaryError('other', 'n2');
     let ready = false;
     const service = new HostedSpoolService(
       (spool) => {

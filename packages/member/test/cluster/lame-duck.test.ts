@@ -3,7 +3,8 @@
 // rolling restart of every member voids none and redelivers nothing, failure leases of the
 // handed-off primary still recover, and an unplanned failover still voids leases as before.
 
-import { type Delivery, MqError } from '@spoolmq/engine';
+import type { Delivery } from '@spoolmq/engine';
+import { NotPrimaryError } from '@spoolmq/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chooseHeir, handOffGroups } from '../../src/cluster/lame-duck.js';
 import { META_GROUP } from '../../src/cluster/meta-replica.js';
@@ -37,7 +38,7 @@ async function on<T>(primary: Member, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      const renewing = error instanceof MqError && error.details['leaderId'] === primary.id;
+      const renewing = error instanceof NotPrimaryError && error.leaderId === primary.id;
       if (!renewing || performance.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -73,7 +74,8 @@ describe('Member.handOff', () => {
       expect(old.meta.node.isLeader()).toBe(false);
     }
     const refused = await expectError(send(old.service, 'q', bytes(9)), 'unavailable');
-    expect(refused.details).toMatchObject({ notPrimary: true, leaderId: next.id });
+    expect(refused).toBeInstanceOf(NotPrimaryError);
+    expect(refused).toMatchObject({ leaderId: next.id });
 
     // The leases of the old primary are the new primary's: pending, not handed out again.
     const after = await on(next, () => next.service.describeSpool('default'));

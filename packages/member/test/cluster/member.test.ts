@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SpoolService, isMqError } from '@spoolmq/engine';
+import { NotPrimaryError } from '@spoolmq/protocol';
 import { INSECURE_CLUSTER, MemoryStorageEngine } from '@spoolmq/raft';
 import { ManualClock } from '../../src/host/clock.js';
 import { Member } from '../../src/cluster/member.js';
@@ -76,7 +77,8 @@ describe('Member', () => {
     const follower = [...cluster.members.values()].find((m) => m !== primary)!;
     await waitFor(() => follower.replica('default')!.leaderId() === primary.id);
     const error = await expectError(send(follower.service, 'q', bytes(1)), 'unavailable');
-    expect(error.details).toEqual({ notPrimary: true, leaderId: primary.id });
+    expect(error).toMatchObject({ leaderId: primary.id, replicas: [] });
+    expect(error).toBeInstanceOf(NotPrimaryError);
     await expectError(follower.service.describeSpool('default'), 'unavailable');
     await expectError(follower.service.checkTarget('missing'), 'spool_not_found');
     await cluster.converged();
@@ -111,7 +113,8 @@ describe('Member', () => {
     const outsider = cluster.ids.find((id) => !replicas.includes(id))!;
     await waitFor(() => cluster!.member(outsider).meta.state.spools.has('orders'));
     const error = await expectError(cluster.member(outsider).service.describeSpool('orders'), 'unavailable');
-    expect(error.details).toEqual({ notPrimary: true, replicas: replicas.join(',') });
+    expect(error).toBeInstanceOf(NotPrimaryError);
+    expect(error).toMatchObject({ leaderId: null, replicas });
     expect(cluster.member(outsider).replica('orders')).toBeUndefined();
     const primary = await cluster.primary('orders', replicas);
     await primary.service.createQueue('orders', 'q', {});

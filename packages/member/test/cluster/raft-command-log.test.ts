@@ -1,4 +1,5 @@
 import { type ApplyResult, type Command, MqError } from '@spoolmq/engine';
+import { NotPrimaryError } from '@spoolmq/protocol';
 import { type Proposed, RaftError } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
@@ -69,11 +70,12 @@ describe('RaftCommandLog', () => {
     const log = new RaftCommandLog('default', node, 4, new ManualClock(), 0);
     node.currentTerm = 5;
     const newer = await rejection(log.append(ack));
-    expect(newer.details).toMatchObject({ notPrimary: true });
+    expect(newer).toBeInstanceOf(NotPrimaryError);
     node.leading = false;
     node.leader = 'n2';
     const follower = await rejection(log.append(ack));
-    expect(follower.details).toEqual({ notPrimary: true, leaderId: 'n2' });
+    expect(follower).toMatchObject({ leaderId: 'n2' });
+    expect(follower).toBeInstanceOf(NotPrimaryError);
     node.leading = true;
     node.currentTerm = 4;
     log.close();
@@ -87,7 +89,7 @@ describe('RaftCommandLog', () => {
     node.answer = () => Promise.reject(new RaftError('leadership_lost', 'lost'));
     expect((await rejection(log.append(ack))).kind).toBe('operation_unconfirmed');
     node.answer = () => Promise.reject(new RaftError('not_leader', 'no', 'n3'));
-    expect((await rejection(log.append(ack))).details).toEqual({ notPrimary: true, leaderId: 'n3' });
+    expect(await rejection(log.append(ack))).toMatchObject({ leaderId: 'n3', kind: 'unavailable' });
     node.answer = () => Promise.reject(new RaftError('busy', 'full'));
     expect((await rejection(log.append(ack))).kind).toBe('unavailable');
     node.answer = () => Promise.resolve({ index: 1, term: 5, result: { kind: 'ok' } });

@@ -2,6 +2,7 @@
 // timeouts, retention expiry) reaching followers, and snapshots bringing a lagging follower back.
 
 import type { Queue } from '@spoolmq/engine';
+import { NotPrimaryError } from '@spoolmq/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Member } from '../../src/cluster/member.js';
 import { parseSpoolGroup, spoolGroup } from '../../src/cluster/spool-replica.js';
@@ -109,7 +110,8 @@ describe('SpoolReplica failover', () => {
     expect(old.replica('default')!.engine.queue('q')!.total).toBe(5);
     await waitFor(() => old.replica('default')!.leaderId() === fresh.id);
     const error = await expectError(send(old.service, 'q', bytes(1)), 'unavailable');
-    expect(error.details).toEqual({ notPrimary: true, leaderId: fresh.id });
+    expect(error).toBeInstanceOf(NotPrimaryError);
+    expect(error).toMatchObject({ leaderId: fresh.id });
   });
 
   it('hands out no message without the leader lease', async () => {
@@ -120,7 +122,7 @@ describe('SpoolReplica failover', () => {
     cluster.network.isolate(old.id);
     await waitFor(() => !old.replica('default')!.node.hasLeaderLease());
     const refused = await expectError(old.service.receive('default', 'q', { waitMs: 0 }), 'unavailable');
-    expect(refused.details.notPrimary).toBe(true);
+    expect(refused).toBeInstanceOf(NotPrimaryError);
     cluster.network.heal();
     const primary = await cluster.primary();
     expect((await receiveNow(primary.service, 'q')).retries).toBe(0);

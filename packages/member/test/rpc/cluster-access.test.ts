@@ -6,7 +6,7 @@
 import { Buffer } from 'node:buffer';
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH } from '@spoolmq/gateway';
+import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH } from '@spoolmq/protocol';
 import {
   type ClusterSecurity,
   MemoryStorageEngine,

@@ -14,7 +14,7 @@ import {
   writeCancel,
   type Call,
   type DecodedAnswer,
-} from '@spoolmq/gateway';
+} from '@spoolmq/protocol';
 import { createLocalService } from '../../src/host/local-service.js';
 import { startMemberRpcServer, type MemberRpcOptions, type MemberRpcServer } from '../../src/rpc/member-rpc-server.js';
 

@@ -6,6 +6,7 @@
 // decoder against protobufjs encoding the .proto.
 
 import { Buffer } from 'node:buffer';
+import { WIRE_LEN, WIRE_VARINT, WireReader } from '@spoolmq/engine';
 import {
   MessageType,
   RAFT_TERM_MAX,
@@ -18,10 +19,6 @@ import {
   type SnapshotMeta,
 } from '../types.js';
 
-const WIRE_VARINT = 0;
-const WIRE_I64 = 1;
-const WIRE_LEN = 2;
-const WIRE_I32 = 5;
 
 // Message.body field numbers (oneof body).
 const BODY_APPEND_ENTRIES = 4;
@@ -278,18 +275,14 @@ function readInstallSnapshotResponse(reader: FrameReader, from: NodeId, to: Node
 }
 
 /** A cursor over one buffer; nested messages are entered by narrowing `limit`. */
-class FrameReader {
-  private readonly buf: Buffer;
-  private pos = 0;
-  private limit: number;
-
+class FrameReader extends WireReader<Buffer> {
   constructor(bytes: Uint8Array) {
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.limit = this.buf.length;
+    const { buffer, byteOffset, byteLength } = bytes;
+    super(Buffer.isBuffer(bytes) ? bytes : Buffer.from(buffer, byteOffset, byteLength));
   }
 
-  more(): boolean {
-    return this.pos < this.limit;
+  protected wireError(message: string): Error {
+    return new Error(`raft codec: ${message}`);
   }
 
   position(): number {
@@ -310,32 +303,6 @@ class FrameReader {
     return value;
   }
 
-  /** An unsigned varint of at most 10 bytes; throws past 2^53 (never produced by this code). */
-  varint(): number {
-    const buf = this.buf;
-    let pos = this.pos;
-    let result = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i++) {
-      if (pos >= this.limit) throw new Error('raft codec: truncated varint');
-      const byte = buf[pos++]!;
-      result += (byte & 0x7f) * scale;
-      if (byte < 0x80) {
-        if (result > Number.MAX_SAFE_INTEGER) throw new Error('raft codec: number out of range');
-        this.pos = pos;
-        return result;
-      }
-      scale *= 0x80;
-    }
-    throw new Error('raft codec: varint longer than 10 bytes');
-  }
-
-  lengthPrefix(): number {
-    const length = this.varint();
-    if (length > this.limit - this.pos) throw new Error('raft codec: truncated field');
-    return length;
-  }
-
   string(): string {
     const length = this.lengthPrefix();
     const start = this.pos;
@@ -350,25 +317,12 @@ class FrameReader {
     return this.buf.subarray(start, start + length);
   }
 
-  /** Enters a nested message; returns the outer limit for `leave`. */
-  enter(): number {
-    const length = this.lengthPrefix();
-    const outer = this.limit;
-    this.limit = this.pos + length;
-    return outer;
-  }
-
   /** Enters the already-checked range [start, end); returns the outer limit for `leave`. */
   range(start: number, end: number): number {
     const outer = this.limit;
     this.pos = start;
     this.limit = end;
     return outer;
-  }
-
-  leave(outer: number): void {
-    this.pos = this.limit;
-    this.limit = outer;
   }
 
   expect(tag: number, wireType: number): void {
@@ -382,29 +336,5 @@ class FrameReader {
       throw new Error(`raft codec: field ${field} has wire type ${tag & 7}`);
     }
     this.skip(tag & 7);
-  }
-
-  skip(wireType: number): void {
-    switch (wireType) {
-      case WIRE_VARINT:
-        this.varint();
-        return;
-      case WIRE_I64:
-        this.advance(8);
-        return;
-      case WIRE_LEN:
-        this.advance(this.lengthPrefix());
-        return;
-      case WIRE_I32:
-        this.advance(4);
-        return;
-      default:
-        throw new Error(`raft codec: unknown wire type ${wireType}`);
-    }
-  }
-
-  private advance(length: number): void {
-    if (length > this.limit - this.pos) throw new Error('raft codec: truncated field');
-    this.pos += length;
   }
 }

@@ -7,11 +7,9 @@
 
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
+import { WIRE_LEN, WIRE_VARINT, putVarint, varintLength } from '@spoolmq/engine';
 import { MessageType, type ClusterConfig, type Entry, type Message, type SnapshotMeta } from '../types.js';
 import type { FrameBatch } from './message-codec.js';
-
-const WIRE_VARINT = 0;
-const WIRE_LEN = 2;
 
 const tagOf = (field: number, wireType: number): number => (field << 3) | wireType;
 
@@ -31,15 +29,6 @@ export function writeFrame(batches: readonly FrameBatch[]): Uint8Array {
 }
 
 // ---- sizes ---------------------------------------------------------------------------------
-
-function varintLength(value: number): number {
-  let length = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 0x80);
-    length++;
-  }
-  return length;
-}
 
 /** Bytes of a length-delimited field with a one-byte tag (field numbers here are all < 16). */
 function lenField(_field: number, length: number): number {
@@ -158,14 +147,7 @@ class Writer {
   }
 
   varint(value: number): void {
-    const buf = this.buf;
-    let pos = this.pos;
-    while (value >= 0x80) {
-      buf[pos++] = (value % 0x80) | 0x80;
-      value = Math.floor(value / 0x80);
-    }
-    buf[pos++] = value;
-    this.pos = pos;
+    this.pos = putVarint(this.buf, this.pos, value);
   }
 
   uint(field: number, value: number): void {

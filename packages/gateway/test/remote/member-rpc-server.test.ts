@@ -3,14 +3,14 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import { RemoteSpoolService, insecureCredentials } from '@spoolmq/gateway';
+import { RemoteSpoolService, insecureCredentials } from '../../src/remote/remote-spool-service.js';
 import { GrpcTransport, INSECURE_CLUSTER } from '@spoolmq/raft';
-import { createLocalService } from '../../src/host/local-service.js';
+import { createLocalService } from '@spoolmq/member';
 import {
   memberServiceRegistration,
   serveSpoolService,
   startMemberRpcServer,
-} from '../../src/rpc/member-rpc-server.js';
+} from '@spoolmq/member';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 

@@ -1,21 +1,16 @@
-// The SpoolService operations as values: what a gateway sends a member (a `Call`) and what each
-// operation answers (`OpResults`). One `Call` variant per SpoolService method, named after it.
+// The SpoolService operations as values: what a gateway sends a member (a `Call`, one variant per
+// SpoolService method, named after it: these are the call fields of each operation) and what each
+// answers (`OpResults`, read off the SpoolService interface). Everything else about an operation
+// (its wire field, whether it writes, its result variant and codec) is its row in operations.ts.
 
 import type {
-  Delivery,
   DeleteMode,
   ListQuery,
   MessageListQuery,
-  MessageView,
-  Page,
-  PeekResult,
-  QueueView,
   SendRequest,
-  SendResult,
   SettingsInput,
   SettingsPatch,
-  SpoolView,
-  StatsPage,
+  SpoolService,
   StatsQuery,
   TokenRef,
 } from '@spoolmq/engine';
@@ -94,46 +89,8 @@ export type Op = Call['op'];
 /** The call variant of one operation. */
 export type CallOf<O extends Op> = Extract<Call, { readonly op: O }>;
 
-/** What each operation resolves with (the SpoolService method's result). */
-export interface OpResults {
-  checkTarget: void;
-  describeSpool: SpoolView;
-  spoolStats: StatsPage;
-  listQueues: Page<QueueView>;
-  describeQueue: QueueView;
-  createQueue: QueueView;
-  updateQueue: QueueView;
-  deleteQueue: 'deleted' | 'accepted';
-  send: SendResult;
-  receive: Delivery | null;
-  ack: void;
-  nack: void;
-  release: void;
-  fail: void;
-  renew: { readonly leaseExpiresAtMs?: number };
-  peek: PeekResult;
-  recover: void;
-  discard: void;
-  listMessages: Page<MessageView>;
-  failureHead: Delivery | null;
-  ackAndSend: SendResult;
-}
+/** What each operation resolves with: the SpoolService method's result (one name per method). */
+export type OpResults = { [O in Op]: Awaited<ReturnType<SpoolService[O]>> };
 
-/**
- * Operations that may change state: if the stream breaks after such a call was written and
- * before its answer, the outcome is unknown (500 operation_unconfirmed), never retried. Renew
- * only moves a lease's expiry forward, so repeating it is harmless and it is retried like a read.
- */
-export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
-  'createQueue',
-  'updateQueue',
-  'deleteQueue',
-  'send',
-  'ack',
-  'nack',
-  'release',
-  'fail',
-  'recover',
-  'discard',
-  'ackAndSend',
-]);
+/** The arguments of the SpoolService method of an operation (the spool first). */
+export type OpArgs<O extends Op> = Parameters<SpoolService[O]>;

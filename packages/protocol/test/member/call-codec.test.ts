@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decodeClientFrame, writeCall, writeCancel } from '../../src/remote/call-codec.js';
-import { ProtoWriter } from '../../src/remote/proto-writer.js';
-import { WireError } from '../../src/remote/proto-reader.js';
-import type { Call } from '../../src/remote/calls.js';
+import { decodeClientFrame, writeCall, writeCancel } from '../../src/member/call-codec.js';
+import { ProtoWriter } from '../../src/member/proto-writer.js';
+import { WireError } from '../../src/member/proto-reader.js';
+import type { Call } from '../../src/member/calls.js';
 import { ClientFrameType, referenceDecode, referenceEncode } from './proto-wire.js';
 import { ALL_BYTES, DEDUP_KEY, LEASE, sampleCalls } from './samples.js';
 

@@ -6,25 +6,12 @@
 
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
+import { WIRE_I64, WIRE_LEN, WIRE_VARINT, putVarint, varintLength } from '@spoolmq/engine';
 
-export const WIRE_VARINT = 0;
-export const WIRE_I64 = 1;
-export const WIRE_LEN = 2;
+export { WIRE_I64, WIRE_LEN, WIRE_VARINT } from '@spoolmq/engine';
 
-/** Bytes of the varint encoding of `value` (a non-negative safe integer). */
-export function varintBytes(value: number): number {
-  if (value < 0x80) return 1;
-  if (value < 0x4000) return 2;
-  if (value < 0x200000) return 3;
-  if (value < 0x10000000) return 4;
-  let bytes = 4;
-  let rest = Math.floor(value / 0x10000000);
-  while (rest > 0) {
-    bytes++;
-    rest = Math.floor(rest / 0x80);
-  }
-  return bytes;
-}
+/** Bytes of the varint encoding of `value` (a non-negative safe integer): the engine's one. */
+export const varintBytes = varintLength;
 
 /** Largest buffer kept between uses; a bigger one (a large payload) is dropped after `take`. */
 const KEEP_BYTES_MAX = 1 << 20;
@@ -61,19 +48,7 @@ export class ProtoWriter {
   varint(value: number): void {
     assert(Number.isSafeInteger(value) && value >= 0, 'varint: non-negative safe integer');
     this.ensure(10);
-    const buf = this.buf;
-    let pos = this.pos;
-    let rest = value;
-    while (rest > 0x7fffffff) {
-      buf[pos++] = (rest % 0x80) | 0x80;
-      rest = Math.floor(rest / 0x80);
-    }
-    while (rest > 0x7f) {
-      buf[pos++] = (rest & 0x7f) | 0x80;
-      rest >>>= 7;
-    }
-    buf[pos++] = rest;
-    this.pos = pos;
+    this.pos = putVarint(this.buf, this.pos, value);
   }
 
   tag(field: number, wireType: number): void {

@@ -2,12 +2,12 @@
 // gateway-side RemoteSpoolService in front: the client sees one service through a failover.
 
 import { type SpoolService } from '@spoolmq/engine';
-import { RemoteSpoolService, insecureCredentials } from '@spoolmq/gateway';
+import { RemoteSpoolService, insecureCredentials } from '../../src/remote/remote-spool-service.js';
 import { INSECURE_CLUSTER, MemoryStorageEngine } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Member } from '../../src/cluster/member.js';
-import { memberServiceRegistration } from '../../src/index.js';
-import { FAST_RAFT, bytes, expectError, waitFor } from './helpers.js';
+import { Member } from '@spoolmq/member';
+import { memberServiceRegistration } from '@spoolmq/member';
+import { FAST_RAFT, bytes, expectError, waitFor } from '../../../member/test/cluster/helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { ProtoReader, WireError } from '../../src/remote/proto-reader.js';
-import { ProtoWriter, varintBytes } from '../../src/remote/proto-writer.js';
+import { ProtoReader, WireError } from '../../src/member/proto-reader.js';
+import { ProtoWriter, varintBytes } from '../../src/member/proto-writer.js';
 
 const BOUNDARIES = [
   0, 1, 127, 128, 16_383, 16_384, 2_097_151, 2_097_152, 268_435_455, 268_435_456, 2 ** 31 - 1,

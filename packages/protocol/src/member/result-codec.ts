@@ -1,12 +1,10 @@
-// Answers on the wire: an `Answer` message wrapped as one `ServerFrame.answers` entry, so the
-// member concatenates answers ready in one turn into a frame. The member encodes by operation
-// (`writeAnswer`); the gateway decodes into an `Outcome` and checks it is the variant the
-// operation answers with (`resultOf`).
+// Results on the wire, one writer and one reader per `Answer.result` variant (proto/member.proto).
+// Which operation answers with which variant is said once, in operations.ts; the answer frame
+// around a result is answer-codec.ts.
 
 import type {
   Delivery,
   MessageView,
-  MqError,
   Page,
   PeekResult,
   QueueView,
@@ -14,9 +12,9 @@ import type {
   SpoolView,
   StatsPage,
 } from '@spoolmq/engine';
-import type { Op, OpResults } from './calls.js';
-import { readError, writeError } from './error-codec.js';
-import { ProtoReader, WireError } from './proto-reader.js';
+import type { OpResults } from './calls.js';
+import { readError } from './error-codec.js';
+import { WireError, type ProtoReader } from './proto-reader.js';
 import { WIRE_LEN, WIRE_VARINT, type ProtoWriter } from './proto-writer.js';
 import {
   messageStateNumber,
@@ -28,7 +26,7 @@ import {
 } from './view-codec.js';
 
 /** Field numbers of `Answer.result`. */
-const R = {
+export const R = {
   error: 2,
   done: 3,
   spool: 4,
@@ -44,115 +42,24 @@ const R = {
   messagePage: 14,
 } as const;
 
-type ResultName = keyof typeof R;
+export type ResultName = keyof typeof R;
 
-/** The result variants each operation may answer with (besides `error`). */
-const RESULTS_OF_OP: Readonly<Record<Op, readonly ResultName[]>> = {
-  checkTarget: ['done'],
-  describeSpool: ['spool'],
-  spoolStats: ['statsPage'],
-  listQueues: ['queuePage'],
-  describeQueue: ['queue'],
-  createQueue: ['queue'],
-  updateQueue: ['queue'],
-  deleteQueue: ['deleted'],
-  send: ['sent'],
-  receive: ['delivery', 'noDelivery'],
-  ack: ['done'],
-  nack: ['done'],
-  release: ['done'],
-  fail: ['done'],
-  renew: ['renewed'],
-  peek: ['peeked'],
-  recover: ['done'],
-  discard: ['done'],
-  listMessages: ['messagePage'],
-  failureHead: ['delivery', 'noDelivery'],
-  ackAndSend: ['sent'],
-};
+/** `Answer.result` variant of each field number. */
+export const RESULT_OF_FIELD: readonly (ResultName | undefined)[] = (() => {
+  const names: (ResultName | undefined)[] = [];
+  for (const [name, field] of Object.entries(R)) names[field] = name as ResultName;
+  return names;
+})();
 
-const FRAME_ANSWERS = 1;
 
-// ---- encoding (member side) ----
+// ---- writers (member side) ----
 
-/** Appends the answer `result` of operation `op` to call `id` as one ServerFrame entry. */
-export function writeAnswer<O extends Op>(
-  w: ProtoWriter,
-  id: number,
-  op: O,
-  result: OpResults[O],
-): void {
-  const entry = w.begin(FRAME_ANSWERS, answerBytesEstimate(op, result));
-  w.uint(1, id);
-  writeResult(w, op, result);
-  w.end(entry);
-}
-
-/** Appends an error answer to call `id`. */
-export function writeErrorAnswer(w: ProtoWriter, id: number, error: MqError): void {
-  const entry = w.begin(FRAME_ANSWERS, 32 + error.message.length);
-  w.uint(1, id);
-  writeError(w, R.error, error);
-  w.end(entry);
-}
-
-function answerBytesEstimate(op: Op, result: unknown): number {
-  if ((op === 'receive' || op === 'failureHead' || op === 'peek') && result !== null) {
-    return 96 + (result as Delivery | PeekResult).payload.length;
-  }
-  return 96;
-}
-
-function writeEmpty(w: ProtoWriter, field: number): void {
+export function writeEmpty(w: ProtoWriter, field: number): void {
   w.tag(field, WIRE_LEN);
   w.varint(0);
 }
 
-function writeResult(w: ProtoWriter, op: Op, result: unknown): void {
-  switch (op) {
-    case 'checkTarget':
-    case 'ack':
-    case 'nack':
-    case 'release':
-    case 'fail':
-    case 'recover':
-    case 'discard':
-      return writeEmpty(w, R.done);
-    case 'describeSpool':
-      return writeSpoolView(w, result as SpoolView);
-    case 'spoolStats':
-      return writeStatsPage(w, result as StatsPage);
-    case 'listQueues':
-      return writeQueuePage(w, result as Page<QueueView>);
-    case 'describeQueue':
-    case 'createQueue':
-    case 'updateQueue':
-      return writeQueueView(w, R.queue, result as QueueView);
-    case 'deleteQueue': {
-      const mark = w.begin(R.deleted, 2);
-      w.uint(1, result === 'deleted' ? 1 : 2);
-      return w.end(mark);
-    }
-    case 'send':
-    case 'ackAndSend':
-      return writeSendResult(w, result as SendResult);
-    case 'receive':
-    case 'failureHead':
-      if (result === null) return writeEmpty(w, R.noDelivery);
-      return writeDelivery(w, result as Delivery);
-    case 'renew': {
-      const mark = w.begin(R.renewed, 6);
-      w.optionalUint(1, (result as OpResults['renew']).leaseExpiresAtMs);
-      return w.end(mark);
-    }
-    case 'peek':
-      return writePeekResult(w, result as PeekResult);
-    case 'listMessages':
-      return writeMessagePage(w, result as Page<MessageView>);
-  }
-}
-
-function writeSpoolView(w: ProtoWriter, view: SpoolView): void {
+export function writeSpoolView(w: ProtoWriter, view: SpoolView): void {
   const mark = w.begin(R.spool, 96);
   w.string(1, view.name);
   w.uint(2, view.queueCount);
@@ -162,7 +69,7 @@ function writeSpoolView(w: ProtoWriter, view: SpoolView): void {
   w.end(mark);
 }
 
-function writeStatsPage(w: ProtoWriter, page: StatsPage): void {
+export function writeStatsPage(w: ProtoWriter, page: StatsPage): void {
   const mark = w.begin(R.statsPage, 64 + page.queues.items.length * 160);
   w.uint(1, page.queueCount);
   writeCounts(w, 2, page.stats);
@@ -176,14 +83,14 @@ function writeStatsPage(w: ProtoWriter, page: StatsPage): void {
   w.end(mark);
 }
 
-function writeQueuePage(w: ProtoWriter, page: Page<QueueView>): void {
+export function writeQueuePage(w: ProtoWriter, page: Page<QueueView>): void {
   const mark = w.begin(R.queuePage, 16 + page.items.length * 96);
   for (const item of page.items) writeQueueView(w, 1, item);
   w.optionalString(2, page.next);
   w.end(mark);
 }
 
-function writeSendResult(w: ProtoWriter, result: SendResult): void {
+export function writeSendResult(w: ProtoWriter, result: SendResult): void {
   const mark = w.begin(R.sent, 40 + (result.handle?.length ?? 0));
   w.string(1, result.messageId);
   w.optionalString(2, result.handle);
@@ -191,7 +98,7 @@ function writeSendResult(w: ProtoWriter, result: SendResult): void {
   w.end(mark);
 }
 
-function writeDelivery(w: ProtoWriter, delivery: Delivery): void {
+export function writeDelivery(w: ProtoWriter, delivery: Delivery): void {
   const mark = w.begin(R.delivery, 96 + delivery.payload.length);
   w.bytes(1, delivery.payload);
   w.string(2, delivery.lease);
@@ -201,7 +108,7 @@ function writeDelivery(w: ProtoWriter, delivery: Delivery): void {
   w.end(mark);
 }
 
-function writePeekResult(w: ProtoWriter, result: PeekResult): void {
+export function writePeekResult(w: ProtoWriter, result: PeekResult): void {
   const mark = w.begin(R.peeked, 48 + result.payload.length);
   w.bytes(1, result.payload);
   w.string(2, result.messageId);
@@ -210,7 +117,7 @@ function writePeekResult(w: ProtoWriter, result: PeekResult): void {
   w.end(mark);
 }
 
-function writeMessagePage(w: ProtoWriter, page: Page<MessageView>): void {
+export function writeMessagePage(w: ProtoWriter, page: Page<MessageView>): void {
   const mark = w.begin(R.messagePage, 16 + page.items.length * 80);
   for (const item of page.items) {
     const entry = w.begin(1, 80);
@@ -228,79 +135,32 @@ function writeMessagePage(w: ProtoWriter, page: Page<MessageView>): void {
   w.end(mark);
 }
 
-// ---- decoding (gateway side) ----
-
-/** One decoded answer: the call id and either an error or a result variant's value. */
-export interface DecodedAnswer {
-  readonly id: number;
-  readonly error: MqError | undefined;
-  /** `Answer.result` field name; undefined only when `error` is set. */
-  readonly result: ResultName | undefined;
-  readonly value: unknown;
+/** Writes a DeleteResult. */
+export function writeDeleted(w: ProtoWriter, result: 'deleted' | 'accepted'): void {
+  const mark = w.begin(R.deleted, 2);
+  w.uint(1, result === 'deleted' ? 1 : 2);
+  w.end(mark);
 }
 
-/**
- * Decodes a whole ServerFrame. Payloads are views into `bytes` (the gateway writes them out and
- * drops them). Throws `WireError` when the frame does not decode.
- */
-export function decodeServerFrame(bytes: Uint8Array): DecodedAnswer[] {
-  const r = new ProtoReader(bytes);
-  const answers: DecodedAnswer[] = [];
-  while (r.more()) {
-    const tag = r.tag();
-    if (tag === FRAME_ANSWERS * 8 + WIRE_LEN) answers.push(readAnswer(r));
-    else r.skip(tag & 7);
-  }
-  return answers;
+/** Writes a RenewResult. */
+export function writeRenewed(w: ProtoWriter, result: OpResults['renew']): void {
+  const mark = w.begin(R.renewed, 6);
+  w.optionalUint(1, result.leaseExpiresAtMs);
+  w.end(mark);
 }
 
-const RESULT_OF_FIELD: readonly (ResultName | undefined)[] = (() => {
-  const names: (ResultName | undefined)[] = [];
-  for (const [name, field] of Object.entries(R)) names[field] = name as ResultName;
-  return names;
-})();
-
-function readAnswer(r: ProtoReader): DecodedAnswer {
-  const outer = r.enter();
-  let id = 0;
-  let error: MqError | undefined;
-  let result: ResultName | undefined;
-  let value: unknown;
-  while (r.more()) {
-    const tag = r.tag();
-    const name = (tag & 7) === WIRE_LEN ? RESULT_OF_FIELD[Math.floor(tag / 8)] : undefined;
-    if (tag === 1 * 8 + WIRE_VARINT) id = r.varint();
-    else if (name === 'error') error = readError(r);
-    else if (name !== undefined) {
-      result = name;
-      value = readResult(r, name);
-    } else r.skip(tag & 7);
-  }
-  r.leave(outer);
-  if (id === 0) throw new WireError('answer without an id');
-  if (error === undefined && result === undefined) {
-    throw new WireError(`answer ${id} without a result`);
-  }
-  return { id, error, result: error === undefined ? result : undefined, value };
+/** Writes a delivery, or no_delivery for null (receive, failureHead). */
+export function writeDeliveryOrNone(w: ProtoWriter, delivery: Delivery | null): void {
+  if (delivery === null) writeEmpty(w, R.noDelivery);
+  else writeDelivery(w, delivery);
 }
 
-/**
- * The value of a decoded answer as operation `op` resolves with it. Throws `WireError` when the
- * member answered with a variant `op` does not produce (a protocol mismatch), and returns the
- * error (not thrown) through `answer.error` handling by the caller.
- */
-export function resultOf<O extends Op>(op: O, answer: DecodedAnswer): OpResults[O] {
-  const result = answer.result;
-  if (result === undefined || !RESULTS_OF_OP[op].includes(result)) {
-    throw new WireError(`answer ${answer.id}: ${String(result)} is not an answer of ${op}`);
-  }
-  return answer.value as OpResults[O];
-}
+// ---- readers (gateway side) ----
 
 const V = (field: number): number => field * 8 + WIRE_VARINT;
 const L = (field: number): number => field * 8 + WIRE_LEN;
 
-function readResult(r: ProtoReader, name: ResultName): unknown {
+export function readResult(r: ProtoReader, name: ResultName): unknown {
   switch (name) {
     case 'done':
       return skipMessage(r, undefined);

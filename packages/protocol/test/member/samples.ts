@@ -2,7 +2,7 @@
 // fields both present and absent, extreme numbers, and payloads holding all 256 byte values.
 
 import type { Counts, QueueView, SettingsView } from '@spoolmq/engine';
-import type { Call, Op, OpResults } from '../../src/remote/calls.js';
+import type { Call, Op, OpResults } from '../../src/member/calls.js';
 
 export const T0_MS = Date.UTC(2026, 10, 21, 10, 0, 0, 123);
 export const LEASE = 'lease_aaaaaaaaaaaaaaaa';

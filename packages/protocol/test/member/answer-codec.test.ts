@@ -1,8 +1,9 @@
 import { MqError, STATUS_OF_KIND, type ErrorKind } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { decodeServerFrame, resultOf, writeAnswer, writeErrorAnswer } from '../../src/remote/answer-codec.js';
-import { ProtoWriter } from '../../src/remote/proto-writer.js';
-import { WireError } from '../../src/remote/proto-reader.js';
+import { decodeServerFrame, resultOf, writeAnswer, writeErrorAnswer } from '../../src/member/answer-codec.js';
+import { ProtoWriter } from '../../src/member/proto-writer.js';
+import { WireError } from '../../src/member/proto-reader.js';
+import { NotPrimaryError, notPrimaryError } from '../../src/member/not-primary.js';
 import { ServerFrameType, referenceDecode, referenceEncode } from './proto-wire.js';
 import { ALL_BYTES, HANDLE, LEASE, T0_MS, sampleResults } from './samples.js';
 
@@ -70,6 +71,19 @@ describe('answer codec', () => {
     });
   });
 
+  it('carries a not-primary answer with its hint as fields', () => {
+    const w = new ProtoWriter();
+    writeErrorAnswer(w, 1, notPrimaryError('default', 'm2'));
+    writeErrorAnswer(w, 2, notPrimaryError('default', null, ['m3', 'm4']));
+    writeErrorAnswer(w, 3, new MqError('unavailable', 'busy'));
+    const [named, replicas, plainError] = decodeServerFrame(w.take());
+    expect(named!.error).toBeInstanceOf(NotPrimaryError);
+    expect(named!.error).toMatchObject({ kind: 'unavailable', leaderId: 'm2', replicas: [] });
+    expect(named!.error!.message).toBe('this member is not the primary of spool default (primary is m2)');
+    expect(replicas!.error).toMatchObject({ leaderId: null, replicas: ['m3', 'm4'] });
+    expect(plainError!.error).not.toBeInstanceOf(NotPrimaryError);
+  });
+
   it('carries every error kind', () => {
     const kinds = Object.keys(STATUS_OF_KIND) as ErrorKind[];
     const w = new ProtoWriter();
@@ -110,6 +124,7 @@ describe('answer codec', () => {
     writeAnswer(w, 4, 'deleteQueue', 'accepted');
     writeErrorAnswer(w, 5, new MqError('unavailable', 'np', { notPrimary: true, leaderId: 'b' }));
     writeAnswer(w, 6, 'send', { messageId: 'm-2', duplicate: true });
+    writeErrorAnswer(w, 7, notPrimaryError('s', 'n2', ['n2', 'n3']));
     const object = referenceDecode(ServerFrameType, w.take());
     expect(plain(object['answers'])).toEqual(
       plain([
@@ -119,6 +134,7 @@ describe('answer codec', () => {
         { id: 4, result: 'deleted', deleted: { outcome: 'DELETE_OUTCOME_ACCEPTED' } },
         { id: 5, result: 'error', error: { kind: 'unavailable', message: 'np', details: { notPrimary: { flag: true, value: 'flag' }, leaderId: { text: 'b', value: 'text' } } } },
         { id: 6, result: 'sent', sent: { messageId: 'm-2', duplicate: true } },
+        { id: 7, result: 'error', error: { kind: 'unavailable', message: 'this member is not the primary of spool s (primary is n2)', notPrimary: { leaderId: 'n2', _leaderId: 'leaderId', replicas: ['n2', 'n3'] } } },
       ]),
     );
   });
