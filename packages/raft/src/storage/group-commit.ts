@@ -77,7 +77,8 @@ export class GroupCommit<B> {
    */
   admit(bytes: number): void {
     if (this.failure) throw this.failure;
-    if (this.pendingBytesValue > 0 && this.pendingBytesValue + bytes > this.options.pendingBytesMax) {
+    const over = this.pendingBytesValue + bytes > this.options.pendingBytesMax;
+    if (this.pendingBytesValue > 0 && over) {
       throw new StorageError(
         'busy',
         `${this.pendingBytesValue} bytes pending, bound ${this.options.pendingBytesMax}`,
@@ -169,7 +170,16 @@ export class GroupCommit<B> {
     // unhandled. Callers that await the promise still see it.
     done.catch(() => undefined);
     const batch = this.sink.create();
-    const unit: Unit<B> = { batch, calls: 0, entries: 0, bytes: 0, mustSync: false, done, resolve, reject };
+    const unit: Unit<B> = {
+      batch,
+      calls: 0,
+      entries: 0,
+      bytes: 0,
+      mustSync: false,
+      done,
+      resolve,
+      reject,
+    };
     this.queue.push(unit);
     return unit;
   }

@@ -107,7 +107,8 @@ export class LogSpan {
    * snapshot's term, the entries after it are kept; otherwise the whole log is discarded.
    */
   applySnapshot(index: number, term: number): IndexRange {
-    assert(index >= this.snapshotIndexValue, `snapshot ${index} older than ${this.snapshotIndexValue}`);
+    const snapshotIndex = this.snapshotIndexValue;
+    assert(index >= snapshotIndex, `snapshot ${index} older than ${snapshotIndex}`);
     const keepTail = index <= this.lastIndexValue && this.termAt(index) === term;
     const dropped = { from: this.firstIndex, to: keepTail ? index : this.lastIndexValue };
     if (keepTail) {

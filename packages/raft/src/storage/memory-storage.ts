@@ -123,7 +123,9 @@ class MemoryGroupStorage implements GroupStorage {
     this.dead = true;
   }
 
-  /** Durable state of the group after everything staged before is durable. Call it before writing. */
+  /**
+   * Durable state of the group after everything staged before is durable. Call it before writing.
+   */
   async load(): Promise<RestoredState> {
     this.check();
     await this.commit.barrier();
@@ -200,7 +202,9 @@ class MemoryGroupStorage implements GroupStorage {
   }
 
   private check(): void {
-    if (this.dead) throw new StorageError('crashed', `group ${this.group}: handle from before a crash`);
+    if (this.dead) {
+      throw new StorageError('crashed', `group ${this.group}: handle from before a crash`);
+    }
     if (this.engineClosed()) throw new StorageError('closed', 'engine closed');
   }
 }

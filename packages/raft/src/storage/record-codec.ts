@@ -97,7 +97,8 @@ export function decodeHardStateOrNull(value: Buffer): HardState | null {
   if (checksumFails(value)) return null;
   const flags = value[20]!;
   const hasDamage = (flags & HAS_DAMAGE) !== 0;
-  if (flags > (HAS_VOTE | HAS_DAMAGE) || (hasDamage && value.length < HARD_STATE_HEADER_BYTES + DAMAGE_BYTES)) {
+  const short = hasDamage && value.length < HARD_STATE_HEADER_BYTES + DAMAGE_BYTES;
+  if (flags > (HAS_VOTE | HAS_DAMAGE) || short) {
     return null;
   }
   const voteAt = HARD_STATE_HEADER_BYTES + (hasDamage ? DAMAGE_BYTES : 0);

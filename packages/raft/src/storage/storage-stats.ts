@@ -59,7 +59,7 @@ export class StatsRecorder {
   fsyncMsLast = 0;
   fsyncMsMax = 0;
   fsyncMsTotal = 0;
-  readonly fsyncMsHistogram: number[] = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
+  readonly fsyncMsHistogram: number[] = Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
   snapshotsWritten = 0;
   snapshotsCorrupt = 0;
   tornEntriesDropped = 0;
@@ -79,7 +79,8 @@ export class StatsRecorder {
     this.fsyncMsMax = Math.max(this.fsyncMsMax, latencyMs);
     this.fsyncMsTotal += latencyMs;
     let bucket = 0;
-    while (bucket < FSYNC_BUCKET_BOUNDS_MS.length && latencyMs > FSYNC_BUCKET_BOUNDS_MS[bucket]!) bucket++;
+    const bounds = FSYNC_BUCKET_BOUNDS_MS;
+    while (bucket < bounds.length && latencyMs > bounds[bucket]!) bucket++;
     this.fsyncMsHistogram[bucket]!++;
   }
 

@@ -129,7 +129,9 @@ export class MemoryNetwork {
 
   /** @internal Called by MemoryTransport.send. */
   route(from: NodeId, group: GroupId, messages: readonly Message[]): void {
-    const carried = this.encode ? decodeFrame(encodeFrame([{ group, messages }]))[0]!.messages : messages;
+    const carried = this.encode
+      ? decodeFrame(encodeFrame([{ group, messages }]))[0]!.messages
+      : messages;
     for (const message of carried) {
       this.counters.sent++;
       if (this.isCut(from, message.to) || this.random() < this.dropRate) {
@@ -189,7 +191,9 @@ export class MemoryNetwork {
   private isCut(from: NodeId, to: NodeId): boolean {
     if (this.cuts.size === 0) return false;
     return (
-      this.cuts.has(`${from}\u0000${to}`) || this.cuts.has(`${from}\u0000*`) || this.cuts.has(`*\u0000${to}`)
+      this.cuts.has(`${from}\u0000${to}`) ||
+      this.cuts.has(`${from}\u0000*`) ||
+      this.cuts.has(`*\u0000${to}`)
     );
   }
 }
