@@ -16,7 +16,7 @@ import type { ClusterNode } from '../cluster/cluster-node.js';
 import { metricSamples } from '../cluster/metrics-text.js';
 import type { ProcessCluster } from '../cluster/process-cluster.js';
 import { corruptPayloadRecords, corruptStoredEntries } from './bad-bytes.js';
-import { Prng } from './prng.js';
+import { Prng } from '@spoolmq/raft';
 import type { ProxyMesh } from './proxy-mesh.js';
 import { FAULT_KINDS, PRIMARY, type FaultEpisode, type FaultKind } from './schedule.js';
 

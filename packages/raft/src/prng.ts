@@ -1,6 +1,7 @@
-// Seeded pseudo-random numbers for chaos schedules and workloads: xoshiro128** seeded through
-// splitmix32, copied from packages/raft/test/sim/prng.ts so one 32-bit seed replays a schedule
-// and a workload's choices bit for bit. Never Math.random.
+// Seeded pseudo-random numbers, the one generator of the project's simulations: the Raft
+// simulator (raft/test/sim) and the chaos schedules and workloads (testkit/src/chaos) draw from
+// it. xoshiro128** seeded through splitmix32, so one 32-bit seed replays a run bit for bit. Never
+// Math.random.
 
 import assert from 'node:assert/strict';
 
