@@ -14,7 +14,7 @@ export { Message, Where, messageIdOf, seqOfMessageId, MESSAGE_ID_LENGTH } from '
 export type { Queue } from './queue.js';
 export * from './commands.js';
 export { encodeCommand, decodeCommand } from './command-codec.js';
-export { CodecError } from './bytes.js';
+export { ByteReader, ByteWriter, CodecError } from './bytes.js';
 export { decodeSnapshot } from './snapshot.js';
 export { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
 export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
