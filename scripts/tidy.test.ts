@@ -34,7 +34,7 @@ describe('tidy', () => {
     ]);
   });
 
-  it('judges the cluster layer and the Raft core as pure too, other packages on lengths only', () => {
+  it('judges the cluster layer and the Raft core as pure, other packages on lengths only', () => {
     const banned = (as: string) => judge(violations, as).filter((v) => v.endsWith('banned-call'));
     expect(banned('packages/member/src/cluster/violations.ts')).toHaveLength(10);
     expect(banned('packages/raft/src/core/violations.ts')).toHaveLength(10);

@@ -4,6 +4,7 @@
 // All calls of one batch share one promise, which settles when that batch is durable.
 
 import assert from 'node:assert/strict';
+import { defined } from '../core/assert.js';
 import { StorageError } from './storage-error.js';
 import { StatsRecorder } from './storage-stats.js';
 
@@ -119,7 +120,7 @@ export class GroupCommit<B> {
 
   /** Resolves when everything staged so far is durable (at once if nothing is pending). */
   barrier(): Promise<void> {
-    const last = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : this.inFlight;
+    const last = this.queue.at(-1) ?? this.inFlight;
     if (last) return last.done;
     return this.failure ? Promise.reject(this.failure) : Promise.resolve();
   }
@@ -198,7 +199,7 @@ export class GroupCommit<B> {
   private async drain(): Promise<void> {
     if (this.inFlight) return;
     while (this.queue.length > 0 && this.failure === null) {
-      const unit = this.queue.shift()!;
+      const unit = defined(this.queue.shift(), 'queued unit');
       this.inFlight = unit;
       const startedMs = this.options.nowMs();
       try {

@@ -3,6 +3,7 @@
 // written (next turn by default, or on `sync()`), and `crash()` loses what was not yet durable.
 
 import assert from 'node:assert/strict';
+import { defined } from '../core/assert.js';
 import type {
   Entry,
   GroupId,
@@ -149,7 +150,8 @@ class MemoryGroupStorage implements GroupStorage {
         const stored = durableGroup(state, group);
         if (hardState) stored.hardState = hardState;
         if (copy.length === 0) return;
-        const position = copy[0]!.index - (stored.snapshot?.meta.index ?? 0) - 1;
+        const first = defined(copy[0], 'first entry').index;
+        const position = first - (stored.snapshot?.meta.index ?? 0) - 1;
         stored.entries.length = position;
         for (const entry of copy) stored.entries.push(entry);
       });

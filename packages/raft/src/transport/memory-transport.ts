@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
+import { defined } from '../core/assert.js';
 import { decodeFrame, encodeFrame } from './message-codec.js';
 
 export interface MemoryNetworkOptions {
@@ -130,7 +131,7 @@ export class MemoryNetwork {
   /** @internal Called by MemoryTransport.send. */
   route(from: NodeId, group: GroupId, messages: readonly Message[]): void {
     const carried = this.encode
-      ? decodeFrame(encodeFrame([{ group, messages }]))[0]!.messages
+      ? defined(decodeFrame(encodeFrame([{ group, messages }]))[0], 'one batch').messages
       : messages;
     for (const message of carried) {
       this.counters.sent++;
@@ -231,6 +232,8 @@ class MemoryTransport implements Transport {
   }
 
   receive(group: GroupId, message: Message): void {
-    this.handler!(group, message);
+    const handler = this.handler;
+    assert(handler !== null, 'a receiving endpoint has a handler');
+    handler(group, message);
   }
 }
