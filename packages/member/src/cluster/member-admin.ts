@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@spoolmq/engine';
-import { clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
+import { type RaftNode, clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_CALL_PATH,
@@ -291,22 +291,23 @@ export class MemberAdmin implements AdminBackend {
     }
     await this.onMetaLeader({ op: 'removeMember', id });
     // Answer with the shape the metadata has now, the member gone (as applied here too).
-    await this.until(() => !this.member.meta.state.members.includes(id), PROPAGATION_WAIT_MS);
+    const gone = (): boolean => !this.member.meta.state.members.includes(id);
+    await this.until(this.member.meta.node, gone, PROPAGATION_WAIT_MS);
     return this.cluster();
   }
 
   /**
-   * Resolves true once `condition` on this member's metadata holds, false once `waitMs` pass on
-   * the cluster clock. Checked after every turn of the metadata's Raft node (which applies the
-   * changes waited for, and turns at least once a tick), not by polling. Throws 503 unavailable
-   * when this member closes meanwhile.
+   * Resolves true once `condition` holds, false once `waitMs` pass on the cluster clock. Checked
+   * after every turn of `node` (the Raft group whose applies the condition waits for; it turns at
+   * least once a tick), not by polling. Throws 503 unavailable when this member or the node
+   * closes meanwhile.
    */
-  private async until(condition: () => boolean, waitMs: number): Promise<boolean> {
+  private async until(node: RaftNode, condition: () => boolean, waitMs: number): Promise<boolean> {
     if (condition()) return true;
     let expired = false;
     const timer = this.clock.setTimer(() => (expired = true), waitMs);
     try {
-      await this.member.meta.node.watch((resolve, reject) => {
+      await node.watch((resolve, reject) => {
         if (this.member.isClosing()) return reject(this.closed());
         if (expired || condition()) resolve();
       });
@@ -402,7 +403,7 @@ export class MemberAdmin implements AdminBackend {
         const spool = this.member.meta.state.spools.get(name);
         return spool === undefined || done(spool) ? [] : [spool];
       });
-    if (!(await this.until(() => pending().length === 0, MOVE_WAIT_MS))) {
+    if (!(await this.until(this.member.meta.node, () => pending().length === 0, MOVE_WAIT_MS))) {
       const what = `replica moves of ${names(pending())} are still running`;
       throw unavailable(`${what}; run the command again to wait`);
     }
@@ -455,7 +456,7 @@ export class MemberAdmin implements AdminBackend {
     // A leader changes the configuration only once it has committed an entry of its term (it
     // may have just taken over, from the member being removed for instance).
     const leading = (): boolean => meta.node.hasLeaderLease() || !meta.node.isLeader();
-    await this.until(leading, PROPAGATION_WAIT_MS);
+    await this.until(meta.node, leading, PROPAGATION_WAIT_MS);
     try {
       await meta.node.removeMember(id);
     } catch (error) {
@@ -563,15 +564,24 @@ export class MemberAdmin implements AdminBackend {
   /**
    * Waits (at most SPOOL_OPEN_WAIT_MS) until this member's replica of a new spool knows its
    * primary and, when that is this member, serves it under its plan, so the first calls after
-   * the admin answer need no retry. A spool placed elsewhere is not waited for. Polls on the
-   * cluster clock: the wait spans the replica's start and its own group's election.
+   * the admin answer need no retry. A spool placed elsewhere is not waited for. Best effort: a
+   * member or replica closing meanwhile ends the wait, as running out of time does.
    */
   private async served(spool: string): Promise<void> {
-    const deadline = this.clock.nowMs() + SPOOL_OPEN_WAIT_MS;
-    while (this.clock.nowMs() < deadline) {
-      const placed = this.member.meta.state.spools.get(spool)?.replicas.includes(this.member.id);
-      if (placed !== true || this.member.spoolServed(spool)) return;
-      await sleepMs(this.clock, PROPAGATION_POLL_MS);
+    const deadlineMs = this.clock.nowMs() + SPOOL_OPEN_WAIT_MS;
+    const placed = (): boolean =>
+      this.member.meta.state.spools.get(spool)?.replicas.includes(this.member.id) === true;
+    const started = (): boolean => !placed() || this.member.replica(spool) !== undefined;
+    try {
+      // The replica starts once the metadata here holds the spool: judged on the metadata's turns.
+      if (!(await this.until(this.member.meta.node, started, SPOOL_OPEN_WAIT_MS))) return;
+      const replica = this.member.replica(spool);
+      if (replica === undefined) return; // placed elsewhere
+      // Served once its group knows a primary and applied the plan: judged on the group's turns.
+      const servedHere = (): boolean => !placed() || this.member.spoolServed(spool);
+      await this.until(replica.node, servedHere, deadlineMs - this.clock.nowMs());
+    } catch (error) {
+      if (!(error instanceof MqError)) throw error; // closing: the admin call answers anyway
     }
   }
 
