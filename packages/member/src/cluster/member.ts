@@ -312,8 +312,8 @@ export class Member implements AccountsHost {
   private armReconcileTimer(): void {
     this.reconcileTimer = this.clusterClock.setTimer(() => {
       if (this.closing) return;
+      this.armReconcileTimer(); // first: a throwing reconciliation must not stop the timer
       this.reconcile();
-      this.armReconcileTimer();
     }, RECONCILE_INTERVAL_MS);
   }
 
