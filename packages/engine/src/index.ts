@@ -15,6 +15,7 @@ export type { Queue } from './queue.js';
 export * from './commands.js';
 export { encodeCommand, decodeCommand } from './command-codec.js';
 export { ByteReader, ByteWriter, CodecError } from './bytes.js';
+export { type BatchedFrame, TurnBatcher, type TurnBatcherOptions } from './turn-batcher.js';
 export { decodeSnapshot } from './snapshot.js';
 export { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
 export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
