@@ -38,7 +38,8 @@ export const ADMIN_FLAGS = {
   'admin-token-file': { type: 'string' },
 } as const;
 
-export const ADMIN_USAGE = `  --admin-port PORT   Admin API port (never the public one). Env MQ_ADMIN_PORT.
+export const ADMIN_USAGE = `\
+  --admin-port PORT   Admin API port (never the public one). Env MQ_ADMIN_PORT.
                       Default ${ADMIN_PORT_DEFAULT}.
   --admin-host HOST   Admin API address. Env MQ_ADMIN_HOST. Default ${ADMIN_HOST_DEFAULT}.
   --admin-token-file FILE
@@ -58,7 +59,8 @@ export function adminListenOf(flags: Flags, env: Env, dataDir: string): AdminLis
   return {
     adminHost: host === undefined ? ADMIN_HOST_DEFAULT : parseHost(host.value, host.source),
     adminPort: port === undefined ? ADMIN_PORT_DEFAULT : parsePort(port.value, port.source),
-    adminTokenFile: token !== undefined ? null : (file?.value ?? join(dataDir, ADMIN_TOKEN_FILE_NAME)),
+    adminTokenFile:
+      token !== undefined ? null : (file?.value ?? join(dataDir, ADMIN_TOKEN_FILE_NAME)),
     adminToken: token ?? null,
   };
 }
@@ -74,7 +76,9 @@ export async function loadAdminToken(listen: AdminListen, logger?: Logger): Prom
     const token = (await readFile(file, 'utf8')).split('\n')[0]!.trim();
     await warnIfLoose(file, logger);
     if (token.length < ADMIN_TOKEN_CHARS_MIN) {
-      throw new Error(`${file}: the admin token must have at least ${ADMIN_TOKEN_CHARS_MIN} characters`);
+      throw new Error(
+        `${file}: the admin token must have at least ${ADMIN_TOKEN_CHARS_MIN} characters`,
+      );
     }
     return token;
   } catch (error) {

@@ -6,6 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { TLS_RELOAD_CHECK_MS } from '@spoolmq/gateway';
+import { type Clock, type TimerHandle, systemClock } from '@spoolmq/member';
 import { type ClusterSecurity, readCrl } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 import { UsageError } from './usage-error.js';
@@ -32,12 +33,16 @@ export async function loadClusterCrl(file: string, security: ClusterSecurity): P
   }
 }
 
-/** Re-reads `file` every `checkEveryMs` and on SIGHUP; returns the function that stops it. */
+/**
+ * Re-reads `file` every `checkEveryMs` on `clock` and on SIGHUP; returns the function that stops
+ * it.
+ */
 export function watchClusterCrl(
   file: string,
   security: ClusterSecurity,
   logger: Logger | undefined,
   checkEveryMs = TLS_RELOAD_CHECK_MS,
+  clock: Clock = systemClock,
 ): () => void {
   if (security.mode !== 'tls' || security.tls.revoked === undefined) return () => undefined;
   const revoked = security.tls.revoked;
@@ -56,11 +61,20 @@ export function watchClusterCrl(
     }
   };
   const onHangup = (): void => void reload();
-  const timer = setInterval(onHangup, checkEveryMs);
-  timer.unref();
+  let timer: TimerHandle | null = null;
+  let stopped = false;
+  const arm = (): void => {
+    if (stopped) return;
+    timer = clock.setTimer(() => {
+      onHangup();
+      arm();
+    }, checkEveryMs);
+  };
+  arm();
   process.on('SIGHUP', onHangup);
   return () => {
-    clearInterval(timer);
+    stopped = true;
+    if (timer !== null) clock.clearTimer(timer);
     process.off('SIGHUP', onHangup);
   };
 }

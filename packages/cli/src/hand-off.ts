@@ -18,8 +18,9 @@ export const HAND_OFF_FLAGS = { 'hand-off-seconds': { type: 'string' } } as cons
 export const HAND_OFF_USAGE = `\
   --hand-off-seconds N
                       On SIGTERM, first hand the primaries this member holds (with their
-                      leases) to its peers, waiting at most N seconds (0-${HAND_OFF_SECONDS_MAX}; 0 skips it;
-                      default ${HAND_OFF_SECONDS_DEFAULT}). Env MQ_HAND_OFF_SECONDS.`;
+                      leases) to its peers, waiting at most N seconds
+                      (0-${HAND_OFF_SECONDS_MAX}; 0 skips it; default ${HAND_OFF_SECONDS_DEFAULT}).
+                      Env MQ_HAND_OFF_SECONDS.`;
 
 /** The hand-off bound in seconds; UsageError outside 0..HAND_OFF_SECONDS_MAX. */
 export function handOffOf(flags: Flags, env: Env): { readonly handOffSeconds: number } {

@@ -12,8 +12,10 @@ export const LISTENER_FLAGS = { 'connections-per-address': { type: 'string' } } 
 
 export const LISTENER_USAGE = `\
   --connections-per-address N
-                      Connections one address may hold on the API (1-${PUBLIC_CONNECTION_LIMITS.totalMax};
-                      default ${PUBLIC_CONNECTION_LIMITS.perAddressMax}). Env MQ_CONNECTIONS_PER_ADDRESS.`;
+                      Connections one address may hold on the API
+                      (1-${PUBLIC_CONNECTION_LIMITS.totalMax};
+                      default ${PUBLIC_CONNECTION_LIMITS.perAddressMax}).
+                      Env MQ_CONNECTIONS_PER_ADDRESS.`;
 
 /** The per-address connection bound; UsageError outside 1..the total bound. */
 export function listenerOf(flags: Flags, env: Env): { readonly connectionsPerAddress: number } {

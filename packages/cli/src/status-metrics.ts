@@ -86,7 +86,12 @@ const STORAGE_METRICS: readonly (readonly [
   string,
   (stats: StorageStats) => number,
 ])[] = [
-  ['mq_member_storage_fsyncs_total', 'counter', 'Synced batches written (one fsync each).', (s) => s.fsyncs],
+  [
+    'mq_member_storage_fsyncs_total',
+    'counter',
+    'Synced batches written (one fsync each).',
+    (s) => s.fsyncs,
+  ],
   [
     'mq_member_storage_batches_total',
     'counter',
@@ -99,9 +104,24 @@ const STORAGE_METRICS: readonly (readonly [
     'Storage calls (save, snapshot, compact, destroy) written.',
     (s) => s.callsWritten,
   ],
-  ['mq_member_storage_entries_written_total', 'counter', 'Raft log entries made durable.', (s) => s.entriesWritten],
-  ['mq_member_storage_bytes_written_total', 'counter', 'Encoded bytes written.', (s) => s.bytesWritten],
-  ['mq_member_storage_snapshots_written_total', 'counter', 'Snapshot files written.', (s) => s.snapshotsWritten],
+  [
+    'mq_member_storage_entries_written_total',
+    'counter',
+    'Raft log entries made durable.',
+    (s) => s.entriesWritten,
+  ],
+  [
+    'mq_member_storage_bytes_written_total',
+    'counter',
+    'Encoded bytes written.',
+    (s) => s.bytesWritten,
+  ],
+  [
+    'mq_member_storage_snapshots_written_total',
+    'counter',
+    'Snapshot files written.',
+    (s) => s.snapshotsWritten,
+  ],
   [
     'mq_member_storage_snapshots_corrupt_total',
     'counter',
@@ -120,9 +140,24 @@ const STORAGE_METRICS: readonly (readonly [
     'Hard state records found unreadable on load and restored from their copy.',
     (s) => s.hardStatesRestored,
   ],
-  ['mq_member_storage_pending_bytes', 'gauge', 'Bytes staged, not yet durable.', (s) => s.pendingBytes],
-  ['mq_member_storage_pending_calls', 'gauge', 'Calls staged, not yet durable.', (s) => s.pendingCalls],
-  ['mq_member_storage_batch_bytes_max', 'gauge', 'Most bytes in one batch so far.', (s) => s.batchBytesMax],
+  [
+    'mq_member_storage_pending_bytes',
+    'gauge',
+    'Bytes staged, not yet durable.',
+    (s) => s.pendingBytes,
+  ],
+  [
+    'mq_member_storage_pending_calls',
+    'gauge',
+    'Calls staged, not yet durable.',
+    (s) => s.pendingCalls,
+  ],
+  [
+    'mq_member_storage_batch_bytes_max',
+    'gauge',
+    'Most bytes in one batch so far.',
+    (s) => s.batchBytesMax,
+  ],
 ];
 
 /**
@@ -199,7 +234,12 @@ const DISK_METRICS: readonly (readonly [
     'Free bytes below which growth is refused.',
     (d) => d.reserveBytes,
   ],
-  ['mq_member_disk_alarms_total', 'counter', 'Times the disk alarm was raised.', (d) => d.raisedTotal],
+  [
+    'mq_member_disk_alarms_total',
+    'counter',
+    'Times the disk alarm was raised.',
+    (d) => d.raisedTotal,
+  ],
   [
     'mq_member_disk_refused_total',
     'counter',
@@ -260,22 +300,34 @@ export function renderMemberGroupMetrics(status: MemberStatus): string {
   }
   const states = ['delayed', 'visible', 'pending', 'failed', 'unavailable'] as const;
   const depthRows = status.depths.flatMap((depth) => states.map((state) => ({ depth, state })));
-  out.add('mq_member_spool_messages', 'gauge', 'Messages by state, on spools served here.', depthRows, (r) => [
-    { ...self, spool: r.depth.spool, state: r.state },
-    r.depth[r.state],
-  ]);
-  out.add('mq_member_spool_leases', 'gauge', 'Live leases (pending messages), on spools served here.', status.depths, (d) => [
-    { ...self, spool: d.spool },
-    d.pending,
-  ]);
-  out.add('mq_member_spool_stored_messages', 'gauge', 'Stored messages (the plan-capped count).', status.depths, (d) => [
-    { ...self, spool: d.spool },
-    d.total,
-  ]);
-  out.add('mq_member_spool_stored_bytes', 'gauge', 'Stored payload bytes (the plan-capped bytes).', status.depths, (d) => [
-    { ...self, spool: d.spool },
-    d.dataBytes,
-  ]);
+  out.add(
+    'mq_member_spool_messages',
+    'gauge',
+    'Messages by state, on spools served here.',
+    depthRows,
+    (r) => [{ ...self, spool: r.depth.spool, state: r.state }, r.depth[r.state]],
+  );
+  out.add(
+    'mq_member_spool_leases',
+    'gauge',
+    'Live leases (pending messages), on spools served here.',
+    status.depths,
+    (d) => [{ ...self, spool: d.spool }, d.pending],
+  );
+  out.add(
+    'mq_member_spool_stored_messages',
+    'gauge',
+    'Stored messages (the plan-capped count).',
+    status.depths,
+    (d) => [{ ...self, spool: d.spool }, d.total],
+  );
+  out.add(
+    'mq_member_spool_stored_bytes',
+    'gauge',
+    'Stored payload bytes (the plan-capped bytes).',
+    status.depths,
+    (d) => [{ ...self, spool: d.spool }, d.dataBytes],
+  );
   return out.text();
 }
 

@@ -14,7 +14,8 @@ export { Message, Where, messageIdOf, seqOfMessageId, MESSAGE_ID_LENGTH } from '
 export type { Queue } from './queue.js';
 export * from './commands.js';
 export { encodeCommand, decodeCommand } from './command-codec.js';
-export { CodecError } from './bytes.js';
+export { ByteReader, ByteWriter, CodecError } from './bytes.js';
+export { type BatchedFrame, TurnBatcher, type TurnBatcherOptions } from './turn-batcher.js';
 export {
   WIRE_I32,
   WIRE_I64,

@@ -24,7 +24,7 @@ import { ROUTES } from './routes.js';
 import { OPENAPI_PATH, openApiResponse } from './openapi/openapi-route.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
-/** A client's `X-Request-Id` is kept when it is this short and plain; else the gateway makes one. */
+/** A client's `X-Request-Id` is kept when this short and plain; else the gateway makes one. */
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Request ids: the client's when acceptable, else `<random process prefix>-<counter>`. */
@@ -109,33 +109,7 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
     bodyBudget: new BodyBudget(),
   };
   const app = new Hono<GatewayEnv>();
-  const ids = new RequestIds();
-  app.use('*', async (c, next) => {
-    const startMs = performance.now();
-    deps.metrics.started();
-    c.set('operation', 'unmatched');
-    c.set('account', undefined);
-    const requestId = ids.of(c.req.header('x-request-id'));
-    c.set('requestId', requestId);
-    try {
-      await next();
-    } finally {
-      const durationMs = performance.now() - startMs;
-      deps.metrics.observe(c.get('operation'), c.res.status, durationMs);
-      resolved.logRequest?.({
-        requestId,
-        operation: c.get('operation'),
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        durationMs,
-        account: c.get('account'),
-      });
-    }
-    c.res.headers.set('x-request-id', requestId);
-    // While shutting down, no connection is kept alive past its current response.
-    if (resolved.shutdownSignal?.aborted === true) c.res.headers.set('connection', 'close');
-  });
+  app.use('*', requestObserver(deps, new RequestIds()));
   registerProbes(app, deps);
   const serveConsole = (c: GatewayContext): Response => {
     c.set('operation', 'console');
@@ -170,4 +144,38 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
   );
   // The environment type is internal (what @hono/node-server passes); callers see a plain Hono.
   return app as unknown as Hono;
+}
+
+/**
+ * Middleware that names each request (its id, kept from the client when plain), times it into the
+ * metrics and the request log, and closes keep-alive connections while shutting down.
+ */
+function requestObserver(deps: GatewayDeps, ids: RequestIds) {
+  const resolved = deps.options;
+  return async (c: GatewayContext, next: () => Promise<void>): Promise<void> => {
+    const startMs = performance.now();
+    deps.metrics.started();
+    c.set('operation', 'unmatched');
+    c.set('account', undefined);
+    const requestId = ids.of(c.req.header('x-request-id'));
+    c.set('requestId', requestId);
+    try {
+      await next();
+    } finally {
+      const durationMs = performance.now() - startMs;
+      deps.metrics.observe(c.get('operation'), c.res.status, durationMs);
+      resolved.logRequest?.({
+        requestId,
+        operation: c.get('operation'),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        durationMs,
+        account: c.get('account'),
+      });
+    }
+    c.res.headers.set('x-request-id', requestId);
+    // While shutting down, no connection is kept alive past its current response.
+    if (resolved.shutdownSignal?.aborted === true) c.res.headers.set('connection', 'close');
+  };
 }

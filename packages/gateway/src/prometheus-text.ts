@@ -75,7 +75,10 @@ export class Families {
       }
       for (let i = bounds.length; i < counts.length; i++) cumulative += counts[i] ?? 0;
       this.lines.push(sample(`${name}_bucket`, { ...labels, le: '+Inf' }, cumulative));
-      this.lines.push(sample(`${name}_sum`, labels, sum), sample(`${name}_count`, labels, cumulative));
+      this.lines.push(
+        sample(`${name}_sum`, labels, sum),
+        sample(`${name}_count`, labels, cumulative),
+      );
     }
   }
 

@@ -3,7 +3,12 @@
 // handles at that moment, and both were behind this project's worst tail latencies (README,
 // Performance): when a member's or gateway's p99 rises, these tell which of the two it is.
 
-import { type PerformanceEntry, PerformanceObserver, constants, performance } from 'node:perf_hooks';
+import {
+  type PerformanceEntry,
+  PerformanceObserver,
+  constants,
+  performance,
+} from 'node:perf_hooks';
 import { Families } from './prometheus-text.js';
 
 /** How often the lag probe asks to run, ms; its lateness beyond that is the lag. */

@@ -162,7 +162,8 @@ export async function startHttpServer(
   // hiding repeated or unknown Svc-* headers from validation.
   server.maxHeadersCount = 0;
   server.maxConnections = CONNECTIONS_MAX;
-  const connectionStats = guardConnections(server, options.connectionLimits ?? PUBLIC_CONNECTION_LIMITS);
+  const limits = options.connectionLimits ?? PUBLIC_CONNECTION_LIMITS;
+  const connectionStats = guardConnections(server, limits);
   server.on('clientError', answerClientError);
   try {
     await listen(server, options.port ?? 8080, host);

@@ -19,7 +19,7 @@ export const TOP_LEVEL_RULES: Readonly<Record<string, IntegerRule>> = {
   retentionSeconds: { min: 0, max: Number.MAX_SAFE_INTEGER, zeroOrAtLeast: 60 },
 };
 
-export const RATE_LIMIT_RULES: Readonly<Record<string, IntegerRule>> = {
+export const RATE_LIMIT_RULES: Readonly<Record<'intervalMicros' | 'burst', IntegerRule>> = {
   intervalMicros: { min: 10_000, max: Number.MAX_SAFE_INTEGER },
   burst: { min: 1, max: 2_147_483_647 },
 };

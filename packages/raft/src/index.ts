@@ -75,3 +75,4 @@ export {
   type RevocationEntry,
   type RevocationReason,
 } from './transport/cluster-certs.js';
+export { Prng, pickWeighted } from './prng.js';

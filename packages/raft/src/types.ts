@@ -122,7 +122,9 @@ export interface RequestVote extends MessageBase {
   readonly preVote: boolean;
   readonly lastLogIndex: number;
   readonly lastLogTerm: number;
-  /** Set when campaigning because of TimeoutNow (leadership transfer): bypasses leader stickiness. */
+  /**
+   * Set when campaigning because of TimeoutNow (leadership transfer): bypasses leader stickiness.
+   */
   readonly transfer: boolean;
 }
 

@@ -115,13 +115,17 @@ function words(parsed: Parsed, count: number): string[] {
 
 /** Moves copy whole spools: their calls get longer than the others. */
 function callTimeoutMs(req: Request): number {
-  const moving = req.path.endsWith('/move-replica') || (req.method === 'DELETE' && req.path.startsWith('/members/'));
+  const moving =
+    req.path.endsWith('/move-replica') ||
+    (req.method === 'DELETE' && req.path.startsWith('/members/'));
   return moving ? ADMIN_MOVE_CALL_TIMEOUT_MS : ADMIN_CALL_TIMEOUT_MS;
 }
 
 function memberFlag(parsed: Parsed, flag: 'from' | 'to'): string {
   const value = parsed.flags[flag];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${flag} MEMBER is required`);
+  if (typeof value !== 'string' || value === '') {
+    throw new UsageError(`--${flag} MEMBER is required`);
+  }
   return value;
 }
 
@@ -149,7 +153,8 @@ export function adminRequest(parsed: Parsed): Request {
     case 'accounts create': {
       const [id] = words(parsed, 3);
       const plan = parsed.flags['plan'];
-      return { method: 'POST', path: '/accounts', body: { id: decodeURIComponent(id!), ...(typeof plan === 'string' ? { plan } : {}) } };
+      const body = { id: decodeURIComponent(id!), ...(typeof plan === 'string' ? { plan } : {}) };
+      return { method: 'POST', path: '/accounts', body };
     }
     case 'accounts suspend':
     case 'accounts block':
@@ -159,13 +164,15 @@ export function adminRequest(parsed: Parsed): Request {
     }
     case 'accounts set-plan': {
       const [id, plan] = words(parsed, 4);
-      return { method: 'PATCH', path: `/accounts/${id}`, body: { plan: decodeURIComponent(plan!) } };
+      const body = { plan: decodeURIComponent(plan!) };
+      return { method: 'PATCH', path: `/accounts/${id}`, body };
     }
     case 'keys create':
       return { method: 'POST', path: `/accounts/${words(parsed, 3)[0]}/keys` };
     case 'keys block':
     case 'keys unblock':
-      return { method: 'PATCH', path: `/keys/${words(parsed, 3)[0]}`, body: { blocked: verb === 'block' } };
+      const body = { blocked: verb === 'block' };
+      return { method: 'PATCH', path: `/keys/${words(parsed, 3)[0]}`, body };
     case 'keys revoke':
       return { method: 'DELETE', path: `/keys/${words(parsed, 3)[0]}` };
     case 'plans list':
@@ -173,6 +180,14 @@ export function adminRequest(parsed: Parsed): Request {
       return { method: 'GET', path: '/plans' };
     case 'plans set':
       return { method: 'PUT', path: `/plans/${words(parsed, 3)[0]}`, body: planBody(parsed.flags) };
+    default:
+      return clusterRequest(parsed, key);
+  }
+}
+
+/** Spool, member and cluster commands: the part of adminRequest that moves data. */
+function clusterRequest(parsed: Parsed, key: string): Request {
+  switch (key) {
     case 'spools create': {
       const [account, spool] = words(parsed, 4);
       return { method: 'PUT', path: `/accounts/${account}/spools/${spool}` };
@@ -183,14 +198,16 @@ export function adminRequest(parsed: Parsed): Request {
     }
     case 'spools move': {
       const [account, spool, to] = words(parsed, 5);
-      return { method: 'POST', path: `/accounts/${account}/spools/${spool}/move`, body: { to: decodeURIComponent(to!) } };
+      const body = { to: decodeURIComponent(to!) };
+      return { method: 'POST', path: `/accounts/${account}/spools/${spool}/move`, body };
     }
     case 'cluster':
       words(parsed, 1);
       return { method: 'GET', path: '/cluster' };
     case 'members add': {
       const [id, address] = words(parsed, 4);
-      return { method: 'POST', path: '/members', body: { id: decodeURIComponent(id!), address: decodeURIComponent(address!) } };
+      const body = { id: decodeURIComponent(id!), address: decodeURIComponent(address!) };
+      return { method: 'POST', path: '/members', body };
     }
     case 'members remove': {
       const [id] = words(parsed, 3);
@@ -222,20 +239,9 @@ async function adminToken(flags: Parsed['flags'], env: CommandContext['env']): P
   }
 }
 
-async function runAdmin(argv: readonly string[], context: CommandContext): Promise<number> {
-  const parsed = parseAdminArgs(argv);
-  if (parsed.flags['help'] === true || parsed.words.length === 0) {
-    context.out(`${USAGE}\n`);
-    return parsed.flags['help'] === true ? 0 : 2;
-  }
-  const request = adminRequest(parsed);
-  const url = (typeof parsed.flags['url'] === 'string' ? parsed.flags['url'] : undefined) ??
-    context.env['MQ_ADMIN_URL'] ?? ADMIN_URL_DEFAULT;
-  const token = await adminToken(parsed.flags, context.env);
-  if (!/^https?:\/\//.test(url)) {
-    throw new UsageError(`the admin URL must start with http:// or https://, got '${url}'`);
-  }
-  const call = async (req: Request): Promise<{ status: number; body: unknown }> => {
+/** Calls the admin API at `url` with `token`; AdminUnreachable when no answer comes. */
+function adminCaller(url: string, token: string) {
+  return async (req: Request): Promise<{ status: number; body: unknown }> => {
     let response: Response;
     try {
       response = await fetch(`${url.replace(/\/$/, '')}/admin/v1${req.path}`, {
@@ -250,6 +256,22 @@ async function runAdmin(argv: readonly string[], context: CommandContext): Promi
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
   };
+}
+
+async function runAdmin(argv: readonly string[], context: CommandContext): Promise<number> {
+  const parsed = parseAdminArgs(argv);
+  if (parsed.flags['help'] === true || parsed.words.length === 0) {
+    context.out(`${USAGE}\n`);
+    return parsed.flags['help'] === true ? 0 : 2;
+  }
+  const request = adminRequest(parsed);
+  const url = (typeof parsed.flags['url'] === 'string' ? parsed.flags['url'] : undefined) ??
+    context.env['MQ_ADMIN_URL'] ?? ADMIN_URL_DEFAULT;
+  const token = await adminToken(parsed.flags, context.env);
+  if (!/^https?:\/\//.test(url)) {
+    throw new UsageError(`the admin URL must start with http:// or https://, got '${url}'`);
+  }
+  const call = adminCaller(url, token);
   let answer: { status: number; body: unknown };
   try {
     answer = await call(request);
@@ -276,7 +298,8 @@ async function runAdmin(argv: readonly string[], context: CommandContext): Promi
     (group === 'accounts' && verb === 'create' && parsed.flags['no-key'] !== true);
   if (group === 'accounts' && verb === 'create' && makesKey) {
     const account = answer.body as { id: string };
-    const key = await call({ method: 'POST', path: `/accounts/${encodeURIComponent(account.id)}/keys` });
+    const keysPath = `/accounts/${encodeURIComponent(account.id)}/keys`;
+    const key = await call({ method: 'POST', path: keysPath });
     if (key.status >= 300) {
       context.out(`${JSON.stringify(key.body, null, 2)}\n`);
       return 1;

@@ -71,7 +71,8 @@ export interface GatewayHandle {
   close(): Promise<void>;
 }
 
-const USAGE = `Usage: mq gateway --members ID=HOST:PORT,... [--port PORT] [--host HOST] [--gateways N]
+const USAGE = `\
+Usage: mq gateway --members ID=HOST:PORT,... [--port PORT] [--host HOST] [--gateways N]
 
 Runs a stateless gateway: the API at http://HOST:PORT/v1, each call forwarded to the spool's
 primary among the members (their gRPC addresses). API keys and accounts come from the members
@@ -89,7 +90,10 @@ ${LISTENER_USAGE}
 ${CLUSTER_TLS_USAGE}
   -h, --help      Show this help.`;
 
-/** The gateway's service: /readyz also waits for the first accounts table (keys cannot be checked before). */
+/**
+ * The gateway's service: /readyz also waits for the first accounts table (keys cannot be checked
+ * before).
+ */
 class AccountsGatewayService extends RemoteSpoolService {
   constructor(
     options: RemoteSpoolServiceOptions,
@@ -195,7 +199,8 @@ export async function startGateway(
       .finally(() => accounts.close())
       .finally(() => service.close()));
   const { host, port } = server;
-  return { service, accounts, host, port, baseUrl: apiBaseUrl(host, port, options.tls !== null), close };
+  const baseUrl = apiBaseUrl(host, port, options.tls !== null);
+  return { service, accounts, host, port, baseUrl, close };
 }
 
 async function runGateway(argv: readonly string[], context: CommandContext): Promise<number> {

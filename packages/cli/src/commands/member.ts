@@ -27,7 +27,14 @@ import {
   listenerOf,
   publicConnectionLimits,
 } from '../listener-options.js';
-import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
+import {
+  ADMIN_FLAGS,
+  ADMIN_USAGE,
+  adminAudit,
+  type AdminListen,
+  adminListenOf,
+  loadAdminToken,
+} from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { HAND_OFF_FLAGS, HAND_OFF_USAGE, handOffBeforeStop, handOffOf } from '../hand-off.js';
 import { memberConsoleOptions } from '../console-status.js';
@@ -191,8 +198,9 @@ export function parseMemberArgs(
   }
   const listen = flagOrEnv(flags, 'listen', env, 'MQ_LISTEN');
   const data = flagOrEnv(flags, 'data', env, 'MQ_DATA_DIR');
-  const dataDir =
-    data === undefined ? `${MEMBER_DATA_ROOT_DEFAULT}/${id}` : parseDataDir(data.value, data.source);
+  const dataDir = data === undefined
+    ? `${MEMBER_DATA_ROOT_DEFAULT}/${id}`
+    : parseDataDir(data.value, data.source);
   return {
     id,
     peers,
@@ -238,7 +246,8 @@ export async function startMember(
   options: MemberCommandOptions,
   logger?: Logger,
 ): Promise<MemberHandle> {
-  const security = await loadClusterSecurity(options.clusterTls, { role: 'member', name: options.id });
+  const role = { role: 'member', name: options.id } as const;
+  const security = await loadClusterSecurity(options.clusterTls, role);
   const groups = watchGroupFailures(logger);
   warnIfInsecure(security, logger);
   const member = await Member.start({
@@ -264,40 +273,16 @@ export async function startMember(
     },
     member.service,
   );
-  let server: RunningServer | undefined;
-  let admin: RunningServer | undefined;
+  let listeners: { api: RunningServer; admin: RunningServer };
   try {
-    const token = await loadAdminToken(options, logger);
-    const directory = memberDirectory(member);
-    admin = await startAdminServer(member.admin, {
-      ...listenerTlsOptions(options.adminTls, logger, 'admin API'),
-      token,
-      host: options.adminHost,
-      port: options.adminPort,
-      audit: adminAudit(logger),
-      ...memberConsoleOptions(member),
-    });
-    server = await startHttpServer(gateway, {
-      ...listenerTlsOptions(options.tls, logger, 'API'),
-      connectionLimits: publicConnectionLimits(options.connectionsPerAddress),
-      host: options.host,
-      port: options.port,
-      authenticate: (key) => directory.authenticate(key),
-      metricsExtra: () =>
-        renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
-        renderRemoteMetrics(gateway.metrics()),
-      readyDetail: () => ({ ...readyDetailOf(member), ...memoryReadyDetailOf(member) }),
-      ...gatewayLogOptions(logger),
-    });
+    listeners = await startMemberListeners(options, member, gateway, logger);
   } catch (error) {
     stopOperatorLog();
-    await admin?.close();
     await gateway.close();
     await member.close();
     throw error;
   }
-  const api = server;
-  const adminServer = admin;
+  const { api, admin: adminServer } = listeners;
   const stopHangup = reloadOnHangup([api, adminServer]);
   const stopCrl = followClusterCrl(options.clusterTls, security, logger);
   let closing: Promise<void> | undefined;
@@ -314,7 +299,46 @@ export async function startMember(
   const { host, port } = api;
   const baseUrl = apiBaseUrl(host, port, options.tls !== null);
   const { failed } = groups;
-  return { member, gateway, host, port, baseUrl, adminPort: admin.port, ready, failed, close };
+  const adminPort = adminServer.port;
+  return { member, gateway, host, port, baseUrl, adminPort, ready, failed, close };
+}
+
+/** The member's admin API, then its public API; on failure closes the one it opened. */
+async function startMemberListeners(
+  options: MemberCommandOptions,
+  member: Member,
+  gateway: MemberGatewayService,
+  logger: Logger | undefined,
+): Promise<{ api: RunningServer; admin: RunningServer }> {
+  let admin: RunningServer | undefined;
+  try {
+    const token = await loadAdminToken(options, logger);
+    const directory = memberDirectory(member);
+    admin = await startAdminServer(member.admin, {
+      ...listenerTlsOptions(options.adminTls, logger, 'admin API'),
+      token,
+      host: options.adminHost,
+      port: options.adminPort,
+      audit: adminAudit(logger),
+      ...memberConsoleOptions(member),
+    });
+    const api = await startHttpServer(gateway, {
+      ...listenerTlsOptions(options.tls, logger, 'API'),
+      connectionLimits: publicConnectionLimits(options.connectionsPerAddress),
+      host: options.host,
+      port: options.port,
+      authenticate: (key) => directory.authenticate(key),
+      metricsExtra: () =>
+        renderMemberProcessMetrics(member.status(), member.service.ready(), member.storageStats()) +
+        renderRemoteMetrics(gateway.metrics()),
+      readyDetail: () => ({ ...readyDetailOf(member), ...memoryReadyDetailOf(member) }),
+      ...gatewayLogOptions(logger),
+    });
+    return { api, admin };
+  } catch (error) {
+    await admin?.close();
+    throw error;
+  }
 }
 
 /**

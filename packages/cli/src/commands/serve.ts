@@ -2,7 +2,12 @@
 // gRPC port on a free loopback port since no peer ever dials it) stores everything in LevelDB
 // under `./data` and serves the API on 127.0.0.1:8080. Writes are fsynced before they answer.
 
-import { type ListenerTls, type RunningServer, startAdminServer, startHttpServer } from '@spoolmq/gateway';
+import {
+  type ListenerTls,
+  type RunningServer,
+  startAdminServer,
+  startHttpServer,
+} from '@spoolmq/gateway';
 import { type DiskProbe, type HeapSampler, Member } from '@spoolmq/member';
 import { MemoryNetwork } from '@spoolmq/raft';
 import { parseFlags } from '../args.js';
@@ -34,7 +39,14 @@ import {
   listenerOf,
   publicConnectionLimits,
 } from '../listener-options.js';
-import { ADMIN_FLAGS, ADMIN_USAGE, adminAudit, type AdminListen, adminListenOf, loadAdminToken } from '../admin-options.js';
+import {
+  ADMIN_FLAGS,
+  ADMIN_USAGE,
+  adminAudit,
+  type AdminListen,
+  adminListenOf,
+  loadAdminToken,
+} from '../admin-options.js';
 import { memberDirectory } from '../member-accounts.js';
 import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js';
 import { memberConsoleOptions } from '../console-status.js';

@@ -15,7 +15,8 @@ import { UsageError } from '../usage-error.js';
 const USAGE = `Usage: mq stats [--watch SECONDS] [--count N]
 
 Prints the spool's message counts by state and, per queue, depth and totals (sent, acked,
-failed, FAILS: messages that failed). --watch refreshes every SECONDS (1-3600) until Ctrl-C or --count tables.
+failed, FAILS: messages that failed). --watch refreshes every SECONDS (1-3600) until Ctrl-C or
+--count tables.
 
 Options:
   --watch SECONDS   Print again every SECONDS.

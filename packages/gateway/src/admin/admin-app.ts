@@ -1,7 +1,8 @@
 // The admin HTTP API: accounts, keys, plans, spools and the cluster's shape, on its own listener
 // (never the public port), guarded by the admin token (`Authorization: Bearer <token>`). JSON in,
 // JSON out, errors as the public API renders them. Routes (all under /admin/v1):
-//   GET accounts | POST accounts {id, plan?} | GET accounts/:id | PATCH accounts/:id {state?, plan?}
+//   GET accounts | POST accounts {id, plan?} | GET accounts/:id
+//   PATCH accounts/:id {state?, plan?}
 //   POST accounts/:id/keys -> 201 {id, accountId, blocked, key} (the key is shown only here)
 //   PATCH keys/:keyId {blocked} | DELETE keys/:keyId (revoke)
 //   GET plans | PUT plans/:name {limits...}
@@ -76,7 +77,8 @@ function clientOf(c: Context): string {
 async function auditedBody(c: Context): Promise<Record<string, unknown> | undefined> {
   try {
     const value: unknown = JSON.parse(await c.req.text());
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+    const isObject = typeof value === 'object' && value !== null;
+    return isObject ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
@@ -151,7 +153,26 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
       throw new MqError('unauthenticated', 'the admin token is not recognized');
     }
   };
-  const audit = options.audit ?? (() => undefined);
+  guardAdmin(app, checkToken, options.audit ?? (() => undefined));
+  accountRoutes(app, backend);
+  clusterRoutes(app, backend);
+  app.get('/healthz', () => jsonResponse(200, { status: 'ok' }));
+  registerConsoleHooks(app, options, checkToken);
+  app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such admin path')));
+  app.onError((error) =>
+    errorResponse(error, (unexpected) =>
+      (options.logError ?? ((e) => console.error('admin: internal error', e)))(unexpected),
+    ),
+  );
+  return app;
+}
+
+/** Every /admin path needs the token; a change that succeeded is audited with its body. */
+function guardAdmin(
+  app: Hono,
+  checkToken: (authorization: string | undefined) => void,
+  audit: NonNullable<AdminAppOptions['audit']>,
+): void {
   app.use('/admin/*', async (c, next) => {
     const method = c.req.method;
     const path = c.req.path;
@@ -165,21 +186,29 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     if (method === 'GET' || method === 'HEAD' || c.res.status >= 400) return;
     const body = await auditedBody(c);
     const status = c.res.status;
-    audit({ event: 'admin_change', method, path, client: clientOf(c), status, ...(body && { body }) });
+    const client = clientOf(c);
+    audit({ event: 'admin_change', method, path, client, status, ...(body && { body }) });
   });
-  const base = '/admin/v1';
-  app.get(`${base}/accounts`, async () => jsonResponse(200, { items: await backend.listAccounts() }));
-  app.post(`${base}/accounts`, async (c) => {
+}
+
+const ADMIN_BASE = '/admin/v1';
+
+/** Accounts, their keys, and plans. */
+function accountRoutes(app: Hono, backend: AdminBackend): void {
+  app.get(`${ADMIN_BASE}/accounts`, async () =>
+    jsonResponse(200, { items: await backend.listAccounts() }),
+  );
+  app.post(`${ADMIN_BASE}/accounts`, async (c) => {
     const body = await jsonBody(c);
     onlyFields(body, ['id', 'plan']);
     const id = optionalString(body, 'id');
     if (id === undefined) throw invalid('id', 'id is required');
     return jsonResponse(201, await backend.createAccount(id, optionalString(body, 'plan')));
   });
-  app.get(`${base}/accounts/:id`, async (c) =>
+  app.get(`${ADMIN_BASE}/accounts/:id`, async (c) =>
     jsonResponse(200, await backend.account(c.req.param('id'))),
   );
-  app.patch(`${base}/accounts/:id`, async (c) => {
+  app.patch(`${ADMIN_BASE}/accounts/:id`, async (c) => {
     const body = await jsonBody(c);
     onlyFields(body, ['state', 'plan']);
     const state = optionalString(body, 'state');
@@ -193,31 +222,35 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     };
     return jsonResponse(200, await backend.updateAccount(c.req.param('id'), change));
   });
-  app.post(`${base}/accounts/:id/keys`, async (c) =>
+  app.post(`${ADMIN_BASE}/accounts/:id/keys`, async (c) =>
     jsonResponse(201, await backend.createKey(c.req.param('id'))),
   );
-  app.patch(`${base}/keys/:keyId`, async (c) => {
+  app.patch(`${ADMIN_BASE}/keys/:keyId`, async (c) => {
     const body = await jsonBody(c);
     onlyFields(body, ['blocked']);
     if (typeof body['blocked'] !== 'boolean') throw invalid('blocked', 'blocked must be a boolean');
     return jsonResponse(200, await backend.setKeyBlocked(c.req.param('keyId'), body['blocked']));
   });
-  app.delete(`${base}/keys/:keyId`, async (c) => {
+  app.delete(`${ADMIN_BASE}/keys/:keyId`, async (c) => {
     await backend.revokeKey(c.req.param('keyId'));
     return new Response(null, { status: 204 });
   });
-  app.get(`${base}/plans`, async () => jsonResponse(200, await backend.listPlans()));
-  app.put(`${base}/plans/:name`, async (c) =>
+  app.get(`${ADMIN_BASE}/plans`, async () => jsonResponse(200, await backend.listPlans()));
+  app.put(`${ADMIN_BASE}/plans/:name`, async (c) =>
     jsonResponse(200, await backend.putPlan(c.req.param('name'), planOf(await jsonBody(c)))),
   );
-  app.put(`${base}/accounts/:id/spools/:spool`, async (c) =>
+}
+
+/** Spools, their moves, and the cluster's members. */
+function clusterRoutes(app: Hono, backend: AdminBackend): void {
+  app.put(`${ADMIN_BASE}/accounts/:id/spools/:spool`, async (c) =>
     jsonResponse(201, await backend.createSpool(c.req.param('id'), c.req.param('spool'))),
   );
-  app.delete(`${base}/accounts/:id/spools/:spool`, async (c) => {
+  app.delete(`${ADMIN_BASE}/accounts/:id/spools/:spool`, async (c) => {
     await backend.deleteSpool(c.req.param('id'), c.req.param('spool'));
     return new Response(null, { status: 204 });
   });
-  app.post(`${base}/accounts/:id/spools/:spool/move`, async (c) => {
+  app.post(`${ADMIN_BASE}/accounts/:id/spools/:spool/move`, async (c) => {
     const body = await jsonBody(c);
     onlyFields(body, ['to']);
     const to = optionalString(body, 'to');
@@ -227,20 +260,22 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
       await backend.moveSpool(c.req.param('id'), c.req.param('spool'), to),
     );
   });
-  app.post(`${base}/accounts/:id/spools/:spool/move-replica`, async (c) => {
+  app.post(`${ADMIN_BASE}/accounts/:id/spools/:spool/move-replica`, async (c) => {
     const body = await jsonBody(c);
     onlyFields(body, ['from', 'to']);
     const from = optionalString(body, 'from');
     const to = optionalString(body, 'to');
-    if (from === undefined) throw invalid('from', 'from (the member giving up its replica) is required');
+    if (from === undefined) {
+      throw invalid('from', 'from (the member giving up its replica) is required');
+    }
     if (to === undefined) throw invalid('to', 'to (the member taking the replica) is required');
     return jsonResponse(
       200,
       await backend.moveReplica(c.req.param('id'), c.req.param('spool'), from, to),
     );
   });
-  app.get(`${base}/cluster`, async () => jsonResponse(200, await backend.cluster()));
-  app.post(`${base}/members`, async (c) => {
+  app.get(`${ADMIN_BASE}/cluster`, async () => jsonResponse(200, await backend.cluster()));
+  app.post(`${ADMIN_BASE}/members`, async (c) => {
     const body = await jsonBody(c);
     onlyFields(body, ['id', 'address']);
     const id = optionalString(body, 'id');
@@ -249,7 +284,7 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     if (address === undefined) throw invalid('address', 'address (host:port) is required');
     return jsonResponse(200, await backend.addMember(id, address));
   });
-  app.delete(`${base}/members/:id`, async (c) => {
+  app.delete(`${ADMIN_BASE}/members/:id`, async (c) => {
     const allowShrink = c.req.query('allowShrink');
     if (allowShrink !== undefined && allowShrink !== 'true' && allowShrink !== 'false') {
       throw invalid('allowShrink', 'allowShrink must be true or false');
@@ -257,15 +292,6 @@ export function createAdminApp(backend: AdminBackend, options: AdminAppOptions):
     const options = { allowShrink: allowShrink === 'true' };
     return jsonResponse(200, await backend.removeMember(c.req.param('id'), options));
   });
-  app.get('/healthz', () => jsonResponse(200, { status: 'ok' }));
-  registerConsoleHooks(app, options, checkToken);
-  app.notFound(() => mqErrorResponse(new MqError('not_found', 'no such admin path')));
-  app.onError((error) =>
-    errorResponse(error, (unexpected) =>
-      (options.logError ?? ((e) => console.error('admin: internal error', e)))(unexpected),
-    ),
-  );
-  return app;
 }
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';

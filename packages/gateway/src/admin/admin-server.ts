@@ -35,7 +35,8 @@ export async function startAdminServer(
   const host = options.host ?? ADMIN_HOST_DEFAULT;
   const server = createBoundedServer(app.fetch, options.tls);
   server.maxConnections = ADMIN_CONNECTIONS_MAX;
-  const connectionStats = guardConnections(server, options.connectionLimits ?? ADMIN_CONNECTION_LIMITS);
+  const limits = options.connectionLimits ?? ADMIN_CONNECTION_LIMITS;
+  const connectionStats = guardConnections(server, limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? ADMIN_PORT_DEFAULT, host, () => {

@@ -457,8 +457,9 @@ function unauthenticated(
   return { operationId: id, tags: ['Service'], summary, description, security: [], responses };
 }
 
-function servicePaths(): Record<string, JsonObject> {
-  const status = (value: string): JsonObject => ({
+/** A response whose body is `{"status": value}`. */
+function statusResponse(value: string): JsonObject {
+  return {
     description: `{"status":"${value}"}`,
     content: {
       [JSON_TYPE]: {
@@ -470,10 +471,13 @@ function servicePaths(): Record<string, JsonObject> {
         },
       },
     },
-  });
-  const notReady = ref('responses', 'Unavailable');
+  };
+}
+
+/** /readyz's 200: the status, and on a member its disk and memory alarms. */
+function readyResponse(): JsonObject {
   const bytes = { type: ['integer', 'null'], minimum: 0 };
-  const ready: JsonObject = {
+  return {
     description:
       '{"status":"ready"}; a member adds `disk` (its data volume) and `memory` (its heap).',
     content: {
@@ -518,6 +522,11 @@ function servicePaths(): Record<string, JsonObject> {
       },
     },
   };
+}
+
+function servicePaths(): Record<string, JsonObject> {
+  const notReady = ref('responses', 'Unavailable');
+  const ready = readyResponse();
   const metrics = {
     description: 'Metrics.',
     content: { 'text/plain': { schema: { type: 'string' } } },
@@ -532,7 +541,7 @@ function servicePaths(): Record<string, JsonObject> {
     },
     '/healthz': {
       get: unauthenticated('healthz', 'Liveness', 'The process is alive. No key needed.',
-        status('ok')),
+        statusResponse('ok')),
     },
     '/readyz': {
       get: {

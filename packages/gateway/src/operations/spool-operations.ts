@@ -47,7 +47,8 @@ export const spoolStats: Operation<StatsQuery> = {
   scope: 'spool',
   async parse(request) {
     const names = request.query.many('queue').map((name) => checkName('queue', name));
-    const list = await listQueryOf(request.query, request.deps.matchGuard, request.c.get('account'));
+    const account = request.c.get('account');
+    const list = await listQueryOf(request.query, request.deps.matchGuard, account);
     return names.length === 0 ? list : { ...list, queues: names };
   },
   async run(request, query) {

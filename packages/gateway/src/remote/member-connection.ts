@@ -10,10 +10,11 @@
 // goes out, the caller gets null at once, and a delivery answered anyway is handed to
 // `onOrphanDelivery` to be released.
 
+import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { MqError, type Delivery } from '@spoolmq/engine';
+import { MqError, TurnBatcher, type Delivery } from '@spoolmq/engine';
 import {
   decodeServerFrame,
   frameBuffer,
@@ -103,14 +104,19 @@ const SWEEP_INTERVAL_MS_MIN = 10;
 export class MemberConnection {
   private readonly client: grpc.Client;
   private readonly pending = new Map<number, PendingCall>();
-  /** Entries to write: calls (by pending) and cancels (raw pieces), in order. */
-  private outbox: Array<PendingCall | Buffer> = [];
-  private outboxBytes = 0;
+  /**
+   * Entries to write at the end of this turn: calls (by pending; a dropped one has no piece) and
+   * cancels (raw pieces), in order.
+   */
+  private readonly outbox = new TurnBatcher<PendingCall | Buffer>({
+    sizeOf: (item) => (Buffer.isBuffer(item) ? item.length : (item.piece?.length ?? 0)),
+    schedule: (callback) => setImmediate(callback),
+    onTurn: () => this.flush(),
+  });
   private stream: grpc.ClientDuplexStream<Buffer, Buffer> | null = null;
   /** Bytes written to the current stream whose write has not completed (the socket is slow). */
   private unflushedBytes = 0;
   private nextId = 1;
-  private flushScheduled = false;
   private watching = false;
   private sweepTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -179,11 +185,11 @@ export class MemberConnection {
         onAbort: null,
       };
       this.pending.set(id, entry);
+      // Written after this turn's I/O and microtasks: every call started in the turn shares a
+      // frame.
       this.outbox.push(entry);
-      this.outboxBytes += piece.length;
       if (call.op === 'receive' && signal !== undefined) this.watchSignal(entry, signal);
       this.startSweeping();
-      this.scheduleFlush();
     });
   }
 
@@ -211,7 +217,7 @@ export class MemberConnection {
   }
 
   private queuedBytes(): number {
-    return this.outboxBytes + this.unflushedBytes;
+    return this.outbox.queuedBytes + this.unflushedBytes;
   }
 
   private isReady(): boolean {
@@ -255,18 +261,8 @@ export class MemberConnection {
 
   private dropUnsent(entry: PendingCall): void {
     this.pending.delete(entry.id);
-    if (entry.piece !== null) this.outboxBytes -= entry.piece.length;
+    if (entry.piece !== null) this.outbox.forget(entry.piece.length);
     entry.piece = null; // the flush skips it
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    // After this turn's I/O and microtasks: every call started in the turn shares a frame.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flush();
-    });
   }
 
   private flush(): void {
@@ -285,25 +281,20 @@ export class MemberConnection {
   }
 
   private writeFrames(stream: grpc.ClientDuplexStream<Buffer, Buffer>): void {
-    const { frameBytesMax } = this.options.limits;
     const now = performance.now();
-    const pieces: Buffer[] = [];
-    let frameBytes = 0;
-    for (const item of this.outbox) {
-      const piece = Buffer.isBuffer(item) ? item : item.piece;
-      if (piece === null) continue;
-      if (frameBytes > 0 && frameBytes + piece.length > frameBytesMax) {
-        this.writeFrame(stream, pieces, frameBytes);
-        pieces.length = 0;
-        frameBytes = 0;
+    for (const frame of this.outbox.takeFrames(this.options.limits.frameBytesMax)) {
+      const pieces: Buffer[] = [];
+      for (const item of frame.items) {
+        if (Buffer.isBuffer(item)) {
+          pieces.push(item);
+          continue;
+        }
+        assert(item.piece !== null, 'a batched call has its piece');
+        pieces.push(item.piece);
+        this.markWritten(item, now);
       }
-      pieces.push(piece);
-      frameBytes += piece.length;
-      if (!Buffer.isBuffer(item)) this.markWritten(item, now);
+      this.writeFrame(stream, pieces, frame.bytes);
     }
-    if (frameBytes > 0) this.writeFrame(stream, pieces, frameBytes);
-    this.outbox = [];
-    this.outboxBytes = 0;
   }
 
   private writeFrame(
@@ -402,20 +393,19 @@ export class MemberConnection {
       entry.reject(new LinkFailure(written, reason));
     }
     // Calls not yet written go out on a new stream if the channel is (still) READY.
-    if (this.outbox.length > 0) this.scheduleFlush();
+    if (this.outbox.length > 0) this.outbox.wake();
   }
 
   /** Fails every unsent call (the channel cannot connect now). */
   private failUnsent(reason: string): void {
-    for (const item of this.outbox) {
+    for (const item of this.outbox.clear()) {
       if (Buffer.isBuffer(item) || item.piece === null) continue;
-      this.dropUnsent(item);
+      this.pending.delete(item.id);
+      item.piece = null; // cleared from the outbox above, bytes and all
       if (item.detached) continue;
       this.unwatchSignal(item);
       item.reject(new LinkFailure('unsent', reason));
     }
-    this.outbox = [];
-    this.outboxBytes = 0;
   }
 
   private failAll(reason: string): void {
@@ -433,7 +423,7 @@ export class MemberConnection {
     this.watching = true;
     this.client.getChannel().watchConnectivityState(state, Date.now() + WATCH_DEADLINE_MS, () => {
       this.watching = false;
-      if (this.outbox.length > 0) this.scheduleFlush();
+      if (this.outbox.length > 0) this.outbox.wake();
     });
   }
 
@@ -473,9 +463,6 @@ export class MemberConnection {
   private cancelWritten(id: number): void {
     this.writer.reset();
     writeCancel(this.writer, id);
-    const piece = this.writer.take();
-    this.outbox.push(piece);
-    this.outboxBytes += piece.length;
-    this.scheduleFlush();
+    this.outbox.push(this.writer.take());
   }
 }

@@ -6,8 +6,10 @@
 // to an ordinary election once the member stops (a spool's lease record, if committed, still
 // applies then: nobody served after it).
 //
-// Waiting uses real time, as Raft does (RaftNode ticks with setInterval): a transfer completes
-// in Raft's time, whatever clock the spool hosts run on.
+// Waiting runs on the cluster clock (MemberOptions.clusterClock, by default the monotonic one
+// Raft ticks on): a transfer completes in Raft's time, whatever clock the spool hosts run on.
+
+import { type Clock, monotonicClock } from '../host/clock.js';
 
 /** How long a member waits for its groups to move before stopping anyway (ms). */
 export const HAND_OFF_TIMEOUT_MS_DEFAULT = 10_000;
@@ -56,35 +58,42 @@ export interface HandOffReport {
 }
 
 /**
- * Hands every group in `groups` that `selfId` leads to a peer, within `timeoutMs` in all.
- * Never rejects: failures are in the report.
+ * Hands every group in `groups` that `selfId` leads to a peer, within `timeoutMs` in all on
+ * `clock`. Never rejects: failures are in the report.
  */
 export async function handOffGroups(
   selfId: string,
   groups: readonly HandOffGroup[],
   timeoutMs: number = HAND_OFF_TIMEOUT_MS_DEFAULT,
+  clock: Clock = monotonicClock,
 ): Promise<HandOffReport> {
-  const startMs = performance.now();
-  const deadlineMs = startMs + Math.max(0, timeoutMs);
+  const startMs = clock.nowMs();
+  const bound = { clock, deadlineMs: startMs + Math.max(0, timeoutMs) };
   const led = groups.filter((group) => group.node.isLeader());
   const load = new Map<string, number>();
-  const results = await Promise.all(led.map((group) => handOne(selfId, group, deadlineMs, load)));
+  const results = await Promise.all(led.map((group) => handOne(selfId, group, bound, load)));
   return {
     groups: results,
     complete: results.every((result) => result.moved),
-    elapsedMs: performance.now() - startMs,
+    elapsedMs: clock.nowMs() - startMs,
   };
+}
+
+/** The hand-off's end: `deadlineMs` on `clock`. */
+interface Bound {
+  readonly clock: Clock;
+  readonly deadlineMs: number;
 }
 
 async function handOne(
   selfId: string,
   group: HandOffGroup,
-  deadlineMs: number,
+  bound: Bound,
   load: Map<string, number>,
 ): Promise<GroupHandOff> {
   const tried = new Set<string>();
   let error: string | undefined;
-  while (group.node.isLeader() && performance.now() < deadlineMs) {
+  while (group.node.isLeader() && bound.clock.nowMs() < bound.deadlineMs) {
     const heir = chooseHeir(selfId, group.node, load, tried);
     if (heir === null) {
       error = 'no up-to-date peer to hand over to';
@@ -93,11 +102,11 @@ async function handOne(
     tried.add(heir);
     load.set(heir, (load.get(heir) ?? 0) + 1);
     try {
-      await withDeadline(group.handOver(heir), deadlineMs);
+      await withDeadline(group.handOver(heir), bound);
       error = undefined;
     } catch (caught) {
       error = caught instanceof Error ? caught.message : String(caught);
-      // A timer may fire a little before performance.now() passes the deadline: stop here.
+      // A timer may fire a little before the clock passes the deadline: stop here.
       if (caught === BOUND_REACHED) break;
     }
   }
@@ -142,20 +151,21 @@ function better(
 
 const BOUND_REACHED = new Error('hand-off bound reached');
 
-/** `promise`, or a rejection with BOUND_REACHED once `deadlineMs` (performance.now) passes. */
-function withDeadline<T>(promise: Promise<T>, deadlineMs: number): Promise<T> {
+/** `promise`, or a rejection with BOUND_REACHED once the bound's deadline passes. */
+function withDeadline<T>(promise: Promise<T>, bound: Bound): Promise<T> {
+  const { clock, deadlineMs } = bound;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
+    const timer = clock.setTimer(
       () => reject(BOUND_REACHED),
-      Math.max(0, deadlineMs - performance.now()),
+      Math.max(0, deadlineMs - clock.nowMs()),
     );
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        clock.clearTimer(timer);
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        clock.clearTimer(timer);
         reject(error instanceof Error ? error : new Error(String(error)));
       },
     );

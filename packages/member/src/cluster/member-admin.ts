@@ -5,10 +5,10 @@
 // installed it (at most PROPAGATION_WAIT_MS), so a key created or revoked through the admin API
 // is in force on every gateway when the call returns.
 
-import { randomBytes, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@spoolmq/engine';
-import { clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
+import { type RaftNode, clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_CALL_PATH,
@@ -21,6 +21,7 @@ import {
   type AdminPlan,
   type AdminSpool,
 } from '@spoolmq/protocol';
+import { type Clock, sleepMs, systemClock } from '../host/clock.js';
 import { unavailable } from './cluster-errors.js';
 import {
   ACCOUNT_ID_PATTERN,
@@ -53,7 +54,7 @@ export const MOVE_WAIT_MS = 120_000;
 const REMOVE_ROUNDS_MAX = 3;
 /** Spools a refusal names. */
 const NAMED_SPOOLS_MAX = 10;
-/** Pause between propagation checks. */
+/** Pause between checks of what other members hold (remote state: nothing wakes a wait). */
 const PROPAGATION_POLL_MS = 10;
 /** Deadline of one forwarded call. */
 const CALL_DEADLINE_MS = 5_000;
@@ -93,7 +94,15 @@ function invalid(field: string, message: string): MqError {
 export class MemberAdmin implements AdminBackend {
   private readonly clients = new Map<string, grpc.Client>();
 
-  constructor(private readonly member: Member) {}
+  /**
+   * `clock` is the cluster layer's (MemberOptions.clusterClock): every wait and deadline here runs
+   * on it. `randomBytes` makes API keys.
+   */
+  constructor(
+    private readonly member: Member,
+    private readonly clock: Clock,
+    private readonly randomBytes: (bytes: number) => Uint8Array,
+  ) {}
 
   close(): void {
     for (const client of this.clients.values()) client.close();
@@ -141,7 +150,8 @@ export class MemberAdmin implements AdminBackend {
 
   async createKey(accountId: string): Promise<AdminNewKey> {
     if (!this.member.meta.state.accounts.has(accountId)) throw this.noAccount(accountId);
-    const key = API_KEY_PREFIX + randomBytes(API_KEY_RANDOM_BYTES).toString('base64url');
+    const random = Buffer.from(this.randomBytes(API_KEY_RANDOM_BYTES));
+    const key = API_KEY_PREFIX + random.toString('base64url');
     const hash = new Uint8Array(createHash('sha256').update(key).digest());
     const record: KeyRecord = { hash, accountId, blocked: false };
     await this.change({ type: 'putKey', key: record }, 'key');
@@ -179,7 +189,9 @@ export class MemberAdmin implements AdminBackend {
   }
 
   async createSpool(accountId: string, spool: string): Promise<AdminSpool> {
-    if (!SPOOL_NAME.test(spool)) throw invalid('spool', `spool name must match ${SPOOL_NAME.source}`);
+    if (!SPOOL_NAME.test(spool)) {
+      throw invalid('spool', `spool name must match ${SPOOL_NAME.source}`);
+    }
     if (!this.member.meta.state.accounts.has(accountId)) throw this.noAccount(accountId);
     const name = accountSpool(accountId, spool);
     const replicas = this.member.placeSpool(name);
@@ -193,7 +205,8 @@ export class MemberAdmin implements AdminBackend {
       throw new MqError('conflict', 'every account keeps its default spool');
     }
     if (!this.member.meta.state.accounts.has(accountId)) throw this.noAccount(accountId);
-    await this.change({ type: 'deleteSpool', name: accountSpool(accountId, spool) }, `spool ${spool}`, false);
+    const name = accountSpool(accountId, spool);
+    await this.change({ type: 'deleteSpool', name }, `spool ${spool}`, false);
   }
 
   async cluster(): Promise<AdminCluster> {
@@ -209,9 +222,10 @@ export class MemberAdmin implements AdminBackend {
   async moveSpool(accountId: string, spool: string, to: string): Promise<AdminSpool> {
     const name = accountSpool(accountId, spool);
     const record = this.member.meta.state.spools.get(name);
-    if (record === undefined) throw new MqError('not_found', `spool ${spool} of ${accountId}: not found`);
+    if (record === undefined) throw noSpool(accountId, spool);
     if (!record.replicas.includes(to)) {
-      throw invalid('to', `member ${to} holds no replica of the spool (${record.replicas.join(', ')})`);
+      const holders = record.replicas.join(', ');
+      throw invalid('to', `member ${to} holds no replica of the spool (${holders})`);
     }
     const leader = this.member.replica(name)?.leaderId() ?? record.replicas[0]!;
     await this.callOn(leader, { op: 'transfer', spool: name, to });
@@ -225,17 +239,23 @@ export class MemberAdmin implements AdminBackend {
     return this.cluster();
   }
 
-  async moveReplica(accountId: string, spool: string, from: string, to: string): Promise<AdminSpool> {
+  async moveReplica(
+    accountId: string,
+    spool: string,
+    from: string,
+    to: string,
+  ): Promise<AdminSpool> {
     const name = accountSpool(accountId, spool);
     const state = this.member.meta.state;
     const record = state.spools.get(name);
-    if (record === undefined) throw new MqError('not_found', `spool ${spool} of ${accountId}: not found`);
+    if (record === undefined) throw noSpool(accountId, spool);
     if (!state.members.includes(to)) throw new MqError('not_found', `member ${to}: not found`);
     const moved = (r: PlacedSpool): boolean =>
       r.moving === null && r.replicas.includes(to) && !r.replicas.includes(from);
     if (!moved(record)) {
       if (!record.replicas.includes(from)) {
-        throw invalid('from', `member ${from} holds no replica of the spool (${record.replicas.join(', ')})`);
+        const holders = record.replicas.join(', ');
+        throw invalid('from', `member ${from} holds no replica of the spool (${holders})`);
       }
       if (record.replicas.includes(to)) {
         throw invalid('to', `member ${to} holds a replica of the spool already`);
@@ -252,7 +272,10 @@ export class MemberAdmin implements AdminBackend {
    * the metadata group. Every step is recorded or derived from the metadata, so a re-run after a
    * failure finishes the job.
    */
-  async removeMember(id: string, options: { readonly allowShrink?: boolean } = {}): Promise<AdminCluster> {
+  async removeMember(
+    id: string,
+    options: { readonly allowShrink?: boolean } = {},
+  ): Promise<AdminCluster> {
     if (!this.member.meta.state.members.includes(id)) {
       throw new MqError('not_found', `member ${id}: not found`);
     }
@@ -260,29 +283,45 @@ export class MemberAdmin implements AdminBackend {
       const holding = this.spoolsOn(id);
       if (holding.length === 0) break;
       if (round > REMOVE_ROUNDS_MAX) {
-        throw unavailable(`member ${id} still holds replicas of ${names(holding)}; run the removal again`);
+        const what = `member ${id} still holds replicas of ${names(holding)}`;
+        throw unavailable(`${what}; run the removal again`);
       }
       await this.onMetaLeader({ op: 'moveOff', id, allowShrink: options.allowShrink === true });
       await this.movesDone(holding.map((spool) => spool.name), (spool) => !hostsReplica(spool, id));
     }
     await this.onMetaLeader({ op: 'removeMember', id });
     // Answer with the shape the metadata has now, the member gone (as applied here too).
-    await this.until(() => !this.member.meta.state.members.includes(id), PROPAGATION_WAIT_MS);
+    const gone = (): boolean => !this.member.meta.state.members.includes(id);
+    await this.until(this.member.meta.node, gone, PROPAGATION_WAIT_MS);
     return this.cluster();
   }
 
   /**
-   * Polls `condition` until it holds or `waitMs` pass; false then. Throws 503 unavailable when this
-   * member closes meanwhile.
+   * Resolves true once `condition` holds, false once `waitMs` pass on the cluster clock. Checked
+   * after every turn of `node` (the Raft group whose applies the condition waits for; it turns at
+   * least once a tick), not by polling. Throws 503 unavailable when this member or the node
+   * closes meanwhile.
    */
-  private async until(condition: () => boolean, waitMs: number): Promise<boolean> {
-    const deadline = performance.now() + waitMs;
-    while (!condition()) {
-      if (this.member.isClosing()) throw unavailable(`member ${this.member.id} closed; run the command again`);
-      if (performance.now() > deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, PROPAGATION_POLL_MS));
+  private async until(node: RaftNode, condition: () => boolean, waitMs: number): Promise<boolean> {
+    if (condition()) return true;
+    let expired = false;
+    const timer = this.clock.setTimer(() => (expired = true), waitMs);
+    try {
+      await node.watch((resolve, reject) => {
+        if (this.member.isClosing()) return reject(this.closed());
+        if (expired || condition()) resolve();
+      });
+    } catch (error) {
+      // The node rejects its watchers only when it closes, which the member does when closing.
+      throw error instanceof MqError ? error : this.closed();
+    } finally {
+      this.clock.clearTimer(timer);
     }
-    return true;
+    return condition();
+  }
+
+  private closed(): MqError {
+    return unavailable(`member ${this.member.id} closed; run the command again`);
   }
 
   /**
@@ -291,7 +330,7 @@ export class MemberAdmin implements AdminBackend {
    */
   private async moveOffHere(id: string, allowShrink: boolean): Promise<void> {
     const meta = this.member.meta;
-    if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
+    if (!meta.node.isLeader()) throw notMetaLeader();
     const status = meta.node.status();
     const unreachable = new Set([id]);
     for (const [peer, progress] of Object.entries(status.progress)) {
@@ -336,8 +375,8 @@ export class MemberAdmin implements AdminBackend {
     if (stuck.length > 0) {
       const why = allowShrink
         ? `member ${id} holds the only replica of ${names(stuck)}`
-        : `no reachable member without a replica can take ${id}'s replicas of ${names(stuck)}; add a member, ` +
-          'or allow the replica sets to shrink (--allow-shrink)';
+        : `no reachable member without a replica can take ${id}'s replicas of ${names(stuck)}; ` +
+          'add a member, or allow the replica sets to shrink (--allow-shrink)';
       throw new MqError('conflict', why, { spools: stuck.length });
     }
     return moves;
@@ -355,14 +394,18 @@ export class MemberAdmin implements AdminBackend {
    * Waits (at most MOVE_WAIT_MS) until each of `spools` is gone or `done` holds for it in this
    * member's metadata. Throws 503 unavailable when time runs out (the moves go on).
    */
-  private async movesDone(spools: readonly string[], done: (spool: PlacedSpool) => boolean): Promise<void> {
+  private async movesDone(
+    spools: readonly string[],
+    done: (spool: PlacedSpool) => boolean,
+  ): Promise<void> {
     const pending = (): PlacedSpool[] =>
       spools.flatMap((name) => {
         const spool = this.member.meta.state.spools.get(name);
         return spool === undefined || done(spool) ? [] : [spool];
       });
-    if (!(await this.until(() => pending().length === 0, MOVE_WAIT_MS))) {
-      throw unavailable(`replica moves of ${names(pending())} are still running; run the command again to wait`);
+    if (!(await this.until(this.member.meta.node, () => pending().length === 0, MOVE_WAIT_MS))) {
+      const what = `replica moves of ${names(pending())} are still running`;
+      throw unavailable(`${what}; run the command again to wait`);
     }
   }
 
@@ -376,7 +419,7 @@ export class MemberAdmin implements AdminBackend {
   /** addMember on the metadata leader: record the address everywhere, then add the voter. */
   private async addMemberHere(id: string, address: string): Promise<void> {
     const meta = this.member.meta;
-    if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
+    if (!meta.node.isLeader()) throw notMetaLeader();
     const result = await meta.propose({ type: 'addMember', id, address });
     // `exists`: added before (perhaps the voter step failed then): the voter step is retried.
     if (result.kind !== 'ok' && result.kind !== 'exists') throw metaError(result, `member ${id}`)!;
@@ -384,7 +427,8 @@ export class MemberAdmin implements AdminBackend {
     try {
       await meta.node.addVoter(id);
     } catch (error) {
-      throw unavailable(`member ${id} did not catch up as a voter (started with --join?): ${String(error)}`);
+      const why = `member ${id} did not catch up as a voter (started with --join?)`;
+      throw unavailable(`${why}: ${String(error)}`);
     }
   }
 
@@ -394,21 +438,25 @@ export class MemberAdmin implements AdminBackend {
    */
   private async removeMemberHere(id: string): Promise<void> {
     const meta = this.member.meta;
-    if (!meta.node.isLeader()) throw unavailable('this member does not lead the metadata now; retry');
+    if (!meta.node.isLeader()) throw notMetaLeader();
     if (id === this.member.id) {
       const heir = meta.node.status().config.voters.find((voter) => voter !== id);
-      if (heir === undefined) throw new MqError('conflict', `member ${id} is the metadata's only voter`);
+      if (heir === undefined) {
+        throw new MqError('conflict', `member ${id} is the metadata's only voter`);
+      }
       try {
         await meta.node.transferLeadership(heir);
       } catch (error) {
-        throw unavailable(`handing the metadata's leadership to ${heir} failed: ${String(error)}; retry`);
+        const why = `handing the metadata's leadership to ${heir} failed`;
+        throw unavailable(`${why}: ${String(error)}; retry`);
       }
       await this.callOn(heir, { op: 'removeMember', id });
       return;
     }
     // A leader changes the configuration only once it has committed an entry of its term (it
     // may have just taken over, from the member being removed for instance).
-    await this.until(() => meta.node.hasLeaderLease() || !meta.node.isLeader(), PROPAGATION_WAIT_MS);
+    const leading = (): boolean => meta.node.hasLeaderLease() || !meta.node.isLeader();
+    await this.until(meta.node, leading, PROPAGATION_WAIT_MS);
     try {
       await meta.node.removeMember(id);
     } catch (error) {
@@ -471,7 +519,9 @@ export class MemberAdmin implements AdminBackend {
   }
 
   /** `proposeOnLeader`, with the metadata index the proposer had applied then. */
-  private async proposeIndexed(command: MetaCommand): Promise<{ result: MetaResult; index: number }> {
+  private async proposeIndexed(
+    command: MetaCommand,
+  ): Promise<{ result: MetaResult; index: number }> {
     const leader = this.member.meta.node.leaderId();
     if (leader === this.member.id) {
       const result = await this.proposeHere(command);
@@ -487,11 +537,14 @@ export class MemberAdmin implements AdminBackend {
     return this.member.meta.propose(command);
   }
 
-  /** Waits until every member answering holds `index` with all its watchers (bounded). */
+  /**
+   * Waits until every member answering holds `index` with all its watchers (bounded by
+   * PROPAGATION_WAIT_MS on the cluster clock). Polls: the state is other members'.
+   */
   private async propagated(index: number): Promise<void> {
-    const deadline = performance.now() + PROPAGATION_WAIT_MS;
+    const deadline = this.clock.nowMs() + PROPAGATION_WAIT_MS;
     const pending = new Set(this.member.meta.state.members);
-    while (pending.size > 0 && performance.now() < deadline) {
+    while (pending.size > 0 && this.clock.nowMs() < deadline) {
       for (const id of [...pending]) {
         if (id === this.member.id) {
           if (this.member.authPropagated(index)) pending.delete(id);
@@ -504,21 +557,31 @@ export class MemberAdmin implements AdminBackend {
           pending.delete(id); // unreachable: its gateways watch another member by now
         }
       }
-      if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, PROPAGATION_POLL_MS));
+      if (pending.size > 0) await sleepMs(this.clock, PROPAGATION_POLL_MS);
     }
   }
 
   /**
    * Waits (at most SPOOL_OPEN_WAIT_MS) until this member's replica of a new spool knows its
    * primary and, when that is this member, serves it under its plan, so the first calls after
-   * the admin answer need no retry. A spool placed elsewhere is not waited for.
+   * the admin answer need no retry. A spool placed elsewhere is not waited for. Best effort: a
+   * member or replica closing meanwhile ends the wait, as running out of time does.
    */
   private async served(spool: string): Promise<void> {
-    const deadline = performance.now() + SPOOL_OPEN_WAIT_MS;
-    while (performance.now() < deadline) {
-      const placed = this.member.meta.state.spools.get(spool)?.replicas.includes(this.member.id);
-      if (placed !== true || this.member.spoolServed(spool)) return;
-      await new Promise((resolve) => setTimeout(resolve, PROPAGATION_POLL_MS));
+    const deadlineMs = this.clock.nowMs() + SPOOL_OPEN_WAIT_MS;
+    const placed = (): boolean =>
+      this.member.meta.state.spools.get(spool)?.replicas.includes(this.member.id) === true;
+    const started = (): boolean => !placed() || this.member.replica(spool) !== undefined;
+    try {
+      // The replica starts once the metadata here holds the spool: judged on the metadata's turns.
+      if (!(await this.until(this.member.meta.node, started, SPOOL_OPEN_WAIT_MS))) return;
+      const replica = this.member.replica(spool);
+      if (replica === undefined) return; // placed elsewhere
+      // Served once its group knows a primary and applied the plan: judged on the group's turns.
+      const servedHere = (): boolean => !placed() || this.member.spoolServed(spool);
+      await this.until(replica.node, servedHere, deadlineMs - this.clock.nowMs());
+    } catch (error) {
+      if (!(error instanceof MqError)) throw error; // closing: the admin call answers anyway
     }
   }
 
@@ -565,7 +628,8 @@ export class MemberAdmin implements AdminBackend {
         passThrough,
         passThrough,
         Buffer.from(JSON.stringify(request)),
-        { deadline: Date.now() + deadlineMs },
+        // A gRPC deadline is an epoch time that grpc-js enforces with its own real timer.
+        { deadline: systemClock.nowMs() + deadlineMs },
         (error, answer) => (error || answer === undefined ? reject(error) : resolve(answer)),
       );
     }).catch((error: unknown) => {
@@ -625,6 +689,14 @@ export class MemberAdmin implements AdminBackend {
   private noPlan(name: string): MqError {
     return new MqError('not_found', `plan ${name}: not found`);
   }
+}
+
+function noSpool(accountId: string, spool: string): MqError {
+  return new MqError('not_found', `spool ${spool} of ${accountId}: not found`);
+}
+
+function notMetaLeader(): MqError {
+  return unavailable('this member does not lead the metadata now; retry');
 }
 
 /** The first spools' names, for a message. */

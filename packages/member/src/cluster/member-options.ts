@@ -44,6 +44,12 @@ export interface MemberOptions {
   readonly transport?: Transport;
   /** Time and timers of the spool hosts (entry times, lease timeouts, long polls). */
   readonly clock?: Clock;
+  /**
+   * Time and timers of the cluster layer: admin waits, replica moves, retries, reconciliation,
+   * the lame-duck hand-off. This is Raft's time (RaftNode ticks on the monotonic clock), which
+   * tests that drive the spool hosts on a ManualClock keep real. Default monotonicClock.
+   */
+  readonly clusterClock?: Clock;
   readonly raft?: RaftTuning;
   /** Plan limits of every spool (until accounts carry plans). */
   readonly plan?: Partial<Plan>;
@@ -67,7 +73,10 @@ export interface MemberOptions {
    * Default: the accounts service's Call over gRPC at the member's address. Tests over the
    * MemoryNetwork, which has no gRPC, pass the other members' `handleCall`. Rejects with MqError.
    */
-  readonly adminCall?: (id: string, request: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  readonly adminCall?: (
+    id: string,
+    request: Record<string, unknown>,
+  ) => Promise<Record<string, unknown>>;
   /**
    * Mutual TLS on the member's port and on every link it dials, or INSECURE_CLUSTER. Required
    * when the member listens on gRPC (no `transport` given); with an injected transport (the
@@ -96,7 +105,7 @@ export interface MemberOptions {
    * replica could give a good copy of: its message stays `unavailable` and is asked for again.
    */
   readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
-  /** Source of the cluster secret (default node:crypto randomBytes). */
+  /** Source of the cluster secret and of API keys (default systemRandomBytes, node:crypto). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
   /**
    * Free space on the data volume below which growth (send, ack-and-send, queue create) is

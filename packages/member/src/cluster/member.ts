@@ -11,10 +11,15 @@
 // in their quorums before its metadata catches up); spools the metadata places on this member
 // start when their entry is applied (bootstrapped with their replica set if new).
 
-import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MqError, type Plan, resolvePlan, type SpoolEngine, type SpoolService } from '@spoolmq/engine';
+import {
+  MqError,
+  type Plan,
+  resolvePlan,
+  type SpoolEngine,
+  type SpoolService,
+} from '@spoolmq/engine';
 import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/protocol';
 import {
   GroupRouter,
@@ -32,7 +37,15 @@ import {
   isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
-import { type Clock, systemClock } from '../host/clock.js';
+import {
+  type Clock,
+  type TimerHandle,
+  afterTurn,
+  monotonicClock,
+  settle,
+  systemClock,
+} from '../host/clock.js';
+import { systemRandomBytes } from '../host/random.js';
 import { CursorCodec } from '../host/cursors.js';
 import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
 import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
@@ -114,7 +127,7 @@ export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 interface ReadyWaiter {
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
+  readonly timer: TimerHandle;
 }
 
 /** Metadata commands that change what gateways authenticate with. */
@@ -164,13 +177,15 @@ export class Member implements AccountsHost {
   readonly service: SpoolService;
   private readonly options: MemberOptions;
   private readonly clock: Clock;
+  /** The cluster layer's time (MemberOptions.clusterClock): waits, retries, reconciliation. */
+  private readonly clusterClock: Clock;
   private readonly plan: Plan;
   private readonly replicas = new Map<string, SpoolReplica>();
   private readonly starting = new Map<string, Promise<void>>();
   /** Replicas of deleted spools being closed and dropped from storage. */
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly readyWaiters = new Set<ReadyWaiter>();
-  private reconcileTimer: NodeJS.Timeout | null = null;
+  private reconcileTimer: TimerHandle | null = null;
   /** A reconciliation is queued for the next turn (see watchMeta). */
   private reconcileQueued = false;
   /** Drives the replica moves of the spools this member leads. */
@@ -204,6 +219,7 @@ export class Member implements AccountsHost {
     this.options = options;
     this.id = options.id;
     this.clock = options.clock ?? systemClock;
+    this.clusterClock = options.clusterClock ?? monotonicClock;
     this.plan = resolvePlan(options.plan);
     this.disk = diskMonitorOf(options, this.clock);
     this.memory = memoryMonitorOf(options, this.clock);
@@ -222,7 +238,8 @@ export class Member implements AccountsHost {
       this.clock,
       options.onStorageRecovery,
     );
-    this.admin = new MemberAdmin(this);
+    const randomBytes = options.randomBytes ?? systemRandomBytes;
+    this.admin = new MemberAdmin(this, this.clusterClock, randomBytes);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
     this.mover = new ReplicaMover({
       id: this.id,
@@ -231,6 +248,7 @@ export class Member implements AccountsHost {
       proposeMeta: (command) => this.admin.proposeOnLeader(command),
       // An election timeout's worth of ticks: long enough for a new leader to be known.
       retryMs: tickMs * (options.raft?.electionTicks ?? 10),
+      clock: this.clusterClock,
     });
   }
 
@@ -288,8 +306,15 @@ export class Member implements AccountsHost {
     // Events bring the reconciliation back whenever the metadata may have caught up (see
     // watchMeta). A leader's lease, which its own moved-away replicas wait for, comes without
     // one: the timer covers that. Idempotent and cheap.
-    this.reconcileTimer = setInterval(() => this.reconcile(), RECONCILE_INTERVAL_MS);
-    this.reconcileTimer.unref();
+    this.armReconcileTimer();
+  }
+
+  private armReconcileTimer(): void {
+    this.reconcileTimer = this.clusterClock.setTimer(() => {
+      if (this.closing) return;
+      this.armReconcileTimer(); // first: a throwing reconciliation must not stop the timer
+      this.reconcile();
+    }, RECONCILE_INTERVAL_MS);
   }
 
   /** Starts the metadata group from storage (`stored`: the groups storage holds). */
@@ -306,7 +331,8 @@ export class Member implements AccountsHost {
       members,
       replicasPerSpool: options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT,
       raft: this.raftTuning(),
-      randomBytes: options.randomBytes ?? ((bytes) => cryptoRandomBytes(bytes)),
+      clock: this.clusterClock,
+      randomBytes: options.randomBytes ?? systemRandomBytes,
       onApplied: (command, result) => this.onMetaApplied(command, result),
     });
   }
@@ -439,7 +465,7 @@ export class Member implements AccountsHost {
   private queueReconcile(): void {
     if (this.reconcileQueued) return;
     this.reconcileQueued = true;
-    setImmediate(() => {
+    afterTurn(() => {
       this.reconcileQueued = false;
       this.reconcile();
     });
@@ -483,7 +509,8 @@ export class Member implements AccountsHost {
   /** The replica set a new spool named `name` gets (min(members, replicasPerSpool)). */
   placeSpool(name: string): string[] {
     const members = this.meta.state.members;
-    return placeReplicas(name, members, this.options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT);
+    const replicasPerSpool = this.options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT;
+    return placeReplicas(name, members, replicasPerSpool);
   }
 
   // ---- Accounts (AccountsHost) ---------------------------------------------------------------
@@ -546,7 +573,7 @@ export class Member implements AccountsHost {
     if (this.authPushScheduled) return;
     this.authPushScheduled = true;
     // Once per event-loop turn, after the whole batch of applied entries.
-    setImmediate(() => {
+    afterTurn(() => {
       this.authPushScheduled = false;
       if (this.closing || this.metaValue === null) return;
       this.pushedAuthVersion = this.meta.status().appliedIndex;
@@ -593,7 +620,7 @@ export class Member implements AccountsHost {
   ready(timeoutMs = MEMBER_READY_TIMEOUT_MS_DEFAULT): Promise<void> {
     if (this.isMemberReady()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.clusterClock.setTimer(() => {
         this.readyWaiters.delete(waiter);
         const cause = this.lastStartError === null ? '' : ` (${this.lastStartError.message})`;
         reject(unavailable(`member ${this.id} not ready within ${timeoutMs} ms${cause}`));
@@ -680,7 +707,7 @@ export class Member implements AccountsHost {
       const handOver = (to: string): Promise<void> => meta.node.transferLeadership(to);
       groups.push({ group: META_GROUP, node: meta.node, handOver });
     }
-    return handOffGroups(this.id, groups, timeoutMs);
+    return handOffGroups(this.id, groups, timeoutMs, this.clusterClock);
   }
 
   /**
@@ -690,7 +717,7 @@ export class Member implements AccountsHost {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.reconcileTimer !== null) clearInterval(this.reconcileTimer);
+    if (this.reconcileTimer !== null) this.clusterClock.clearTimer(this.reconcileTimer);
     // Gateways' calls in flight finish first (new ones go elsewhere), so no write is cut
     // mid-call and answered 500 operation_unconfirmed by the transport's close below.
     await Promise.all(this.drainable.map((service) => service.drain?.(SERVICE_DRAIN_MS)));
@@ -700,7 +727,7 @@ export class Member implements AccountsHost {
     await this.recovery.settled();
     const closed = unavailable(`member ${this.id} closed`);
     for (const waiter of this.readyWaiters) {
-      clearTimeout(waiter.timer);
+      this.clusterClock.clearTimer(waiter.timer);
       waiter.reject(closed);
     }
     this.readyWaiters.clear();
@@ -764,7 +791,7 @@ export class Member implements AccountsHost {
   private checkReady(): void {
     if (this.readyWaiters.size === 0 || !this.isMemberReady()) return;
     for (const waiter of this.readyWaiters) {
-      clearTimeout(waiter.timer);
+      this.clusterClock.clearTimer(waiter.timer);
       waiter.resolve();
     }
     this.readyWaiters.clear();
@@ -848,11 +875,10 @@ export class Member implements AccountsHost {
         this.reconcilePlan(spool); // the metadata may have moved on meanwhile
       },
       () => {
-        const retry = setTimeout(() => {
+        this.clusterClock.setTimer(() => {
           this.planProposals.delete(spool);
           this.reconcilePlan(spool);
         }, this.options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT);
-        retry.unref();
       },
     );
   }
@@ -1022,7 +1048,7 @@ async function appliedCommitted(node: RaftNode): Promise<void> {
   const target = node.status().commitIndex;
   for (let turn = 0; turn < CATCH_UP_TURNS_MAX; turn++) {
     if (node.status().appliedIndex >= target) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await settle();
   }
 }
 

@@ -1,58 +1,51 @@
-// A small big-endian byte writer and reader for the metadata group's commands and snapshots.
-// The engine has its own (not exported); this one carries only what the metadata needs.
+// The metadata group's field encodings (commands and snapshots) over the engine's big-endian
+// ByteWriter and ByteReader, the project's one binary codec: integers and float64s are the
+// engine's; what is the metadata's own is a u16 length before byte fields and UTF-8 strings, and
+// u16-counted string lists. Decoding throws MetaCodecError (a CodecError) on malformed input.
+
+import { ByteReader, ByteWriter, CodecError } from '@spoolmq/engine';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
+const U16_MAX = 0xffff;
 
 /** A metadata entry or snapshot that does not decode: a bug or foreign data, never a user error. */
-export class MetaCodecError extends Error {
+export class MetaCodecError extends CodecError {
   constructor(message: string) {
-    super(`meta codec: ${message}`);
+    super(message);
+    this.message = `meta codec: ${message}`;
     this.name = 'MetaCodecError';
   }
 }
 
 export class MetaWriter {
-  private buffer: Uint8Array;
-  private view: DataView;
-  private length = 0;
+  private readonly out: ByteWriter;
 
   constructor(initialBytes = 256) {
-    this.buffer = new Uint8Array(initialBytes);
-    this.view = new DataView(this.buffer.buffer);
+    this.out = new ByteWriter(initialBytes);
   }
 
   u8(value: number): void {
-    this.reserve(1);
-    this.view.setUint8(this.length, value);
-    this.length += 1;
+    this.out.u8(value);
   }
 
   u16(value: number): void {
-    this.reserve(2);
-    this.view.setUint16(this.length, value);
-    this.length += 2;
+    this.out.u16(value);
   }
 
   u32(value: number): void {
-    this.reserve(4);
-    this.view.setUint32(this.length, value);
-    this.length += 4;
+    this.out.u32(value);
   }
 
   f64(value: number): void {
-    this.reserve(8);
-    this.view.setFloat64(this.length, value);
-    this.length += 8;
+    this.out.f64(value);
   }
 
   /** u16 length, then the bytes (at most 65,535). */
   bytes(value: Uint8Array): void {
-    if (value.byteLength > 0xffff) throw new MetaCodecError('byte field over 65535 bytes');
-    this.u16(value.byteLength);
-    this.reserve(value.byteLength);
-    this.buffer.set(value, this.length);
-    this.length += value.byteLength;
+    if (value.byteLength > U16_MAX) throw new MetaCodecError('byte field over 65535 bytes');
+    this.out.u16(value.byteLength);
+    this.out.raw(value);
   }
 
   /** UTF-8 string as `bytes`. */
@@ -62,70 +55,55 @@ export class MetaWriter {
 
   /** u16 count, then each string. */
   strings(values: readonly string[]): void {
-    if (values.length > 0xffff) throw new MetaCodecError('list over 65535 items');
-    this.u16(values.length);
+    if (values.length > U16_MAX) throw new MetaCodecError('list over 65535 items');
+    this.out.u16(values.length);
     for (const value of values) this.string(value);
   }
 
+  /** The bytes written, in a buffer of their own. */
   finish(): Uint8Array {
-    return this.buffer.slice(0, this.length);
-  }
-
-  private reserve(bytes: number): void {
-    if (this.length + bytes <= this.buffer.byteLength) return;
-    const grown = new Uint8Array(Math.max(this.buffer.byteLength * 2, this.length + bytes));
-    grown.set(this.buffer.subarray(0, this.length));
-    this.buffer = grown;
-    this.view = new DataView(grown.buffer);
+    return this.out.finish().slice();
   }
 }
 
 export class MetaReader {
-  private readonly view: DataView;
-  private offset = 0;
+  private readonly input: ByteReader;
 
-  constructor(private readonly data: Uint8Array) {
-    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  constructor(data: Uint8Array) {
+    this.input = new ByteReader(data);
   }
 
   u8(): number {
     this.need(1);
-    return this.view.getUint8(this.offset++);
+    return this.input.u8();
   }
 
   u16(): number {
     this.need(2);
-    const value = this.view.getUint16(this.offset);
-    this.offset += 2;
-    return value;
+    return this.input.u16();
   }
 
   u32(): number {
     this.need(4);
-    const value = this.view.getUint32(this.offset);
-    this.offset += 4;
-    return value;
+    return this.input.u32();
   }
 
   f64(): number {
     this.need(8);
-    const value = this.view.getFloat64(this.offset);
-    this.offset += 8;
-    return value;
+    return this.input.f64();
   }
 
   /** A copy of a `bytes` field (the state outlives the entry buffer). */
   bytes(): Uint8Array {
     const length = this.u16();
     this.need(length);
-    const value = this.data.slice(this.offset, this.offset + length);
-    this.offset += length;
-    return value;
+    return this.input.raw(length).slice();
   }
 
   string(): string {
+    const bytes = this.bytes();
     try {
-      return decoder.decode(this.bytes());
+      return decoder.decode(bytes);
     } catch {
       throw new MetaCodecError('string is not UTF-8');
     }
@@ -140,10 +118,11 @@ export class MetaReader {
 
   /** Throws unless every byte was read. */
   end(): void {
-    if (this.offset !== this.data.byteLength) throw new MetaCodecError('trailing bytes');
+    if (this.input.remaining !== 0) throw new MetaCodecError('trailing bytes');
   }
 
+  /** The metadata's own error for a short input, before the engine's reader would throw its own. */
   private need(bytes: number): void {
-    if (this.offset + bytes > this.data.byteLength) throw new MetaCodecError('truncated');
+    if (this.input.remaining < bytes) throw new MetaCodecError('truncated');
   }
 }

@@ -304,7 +304,11 @@ function readCommand(reader: MetaReader, code: number): MetaCommand {
     case TYPE_CODES.deleteKey:
       return { type: 'deleteKey', hash: readHash(reader) };
     case TYPE_CODES.createAccount:
-      return { type: 'createAccount', account: readAccount(reader), defaultReplicas: reader.strings() };
+      return {
+        type: 'createAccount',
+        account: readAccount(reader),
+        defaultReplicas: reader.strings(),
+      };
     case TYPE_CODES.setKeyBlocked:
       return { type: 'setKeyBlocked', hash: readHash(reader), blocked: readFlag(reader) };
     case TYPE_CODES.putPlan:
@@ -314,9 +318,9 @@ function readCommand(reader: MetaReader, code: number): MetaCommand {
     case TYPE_CODES.removeMember:
       return { type: 'removeMember', id: reader.string() };
     case TYPE_CODES.moveReplica:
-      return { type: 'moveReplica', spool: reader.string(), from: reader.string(), to: reader.string() };
+      return { type: 'moveReplica', ...readMove(reader) };
     case TYPE_CODES.finishMove:
-      return { type: 'finishMove', spool: reader.string(), from: reader.string(), to: reader.string() };
+      return { type: 'finishMove', ...readMove(reader) };
     default:
       throw new MetaCodecError(`unknown command type ${code}`);
   }
@@ -425,4 +429,12 @@ function readHash(reader: MetaReader): Uint8Array {
   const hash = reader.bytes();
   if (hash.byteLength !== KEY_HASH_BYTES) throw new MetaCodecError('key hash length');
   return hash;
+}
+
+/** A move's fields in their wire order: spool, from, to. */
+function readMove(reader: MetaReader): { spool: string; from: string; to: string } {
+  const spool = reader.string();
+  const from = reader.string();
+  const to = reader.string();
+  return { spool, from, to };
 }

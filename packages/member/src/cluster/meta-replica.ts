@@ -13,6 +13,7 @@ import {
   type StateMachine,
   type Transport,
 } from '@spoolmq/raft';
+import type { Clock, TimerHandle } from '../host/clock.js';
 import { notPrimary, proposalError } from './cluster-errors.js';
 import {
   CLUSTER_SECRET_BYTES,
@@ -40,6 +41,8 @@ export interface MetaReplicaOptions {
   readonly members: readonly string[];
   readonly replicasPerSpool: number;
   readonly raft?: RaftTuning;
+  /** Time of the init retry: the cluster layer's (MemberOptions.clusterClock). */
+  readonly clock: Clock;
   /** Source of the cluster secret (cryptographically random bytes). */
   readonly randomBytes: (bytes: number) => Uint8Array;
   /**
@@ -53,7 +56,7 @@ export class MetaReplica implements StateMachine {
   private stateValue = new MetaState();
   private nodeValue: RaftNode | null = null;
   private initTerm = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private retryTimer: TimerHandle | null = null;
   private closed = false;
 
   private constructor(private readonly options: MetaReplicaOptions) {}
@@ -133,7 +136,7 @@ export class MetaReplica implements StateMachine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    if (this.retryTimer !== null) this.options.clock.clearTimer(this.retryTimer);
     this.retryTimer = null;
     this.options.router.remove(META_GROUP);
     await this.nodeValue?.close();
@@ -166,11 +169,10 @@ export class MetaReplica implements StateMachine {
     const node = this.node;
     if (this.closed || !node.isLeader() || node.term() !== term || this.retryTimer !== null) return;
     const tickMs = this.options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
-    // Raft runs on the real monotonic clock (RaftNode ticks with setInterval); so does this retry.
-    this.retryTimer = setTimeout(() => {
+    // On the cluster clock, Raft's time (a tick is Raft's unit).
+    this.retryTimer = this.options.clock.setTimer(() => {
       this.retryTimer = null;
       if (node.isLeader() && node.term() === term) this.initialize(term);
     }, tickMs);
-    this.retryTimer.unref();
   }
 }

@@ -42,8 +42,9 @@ const NOT_INITIALIZED: MetaResult = Object.freeze({ kind: 'not_initialized' });
 
 const MAGIC = 0x4d514d54; // "MQMT"
 /**
- * Version 6 added the removed members; version 5 added the spools' moves in progress; version 4 added the addresses of members added later; version 3 the plan epoch; version 2 the
- * plans table (and dropped the accounts' spool lists, derived now).
+ * Version 6 added the removed members; version 5 added the spools' moves in progress; version 4
+ * added the addresses of members added later; version 3 the plan epoch; version 2 the plans table
+ * (and dropped the accounts' spool lists, derived now).
  */
 const SNAPSHOT_VERSION = 6;
 const SNAPSHOT_VERSION_MOVES = 5;
@@ -139,19 +140,8 @@ export class MetaState {
         this.planEpoch++;
         return OK;
       }
-      case 'putKey': {
-        const key = command.key;
-        if (!this.accounts.has(key.accountId)) return NOT_FOUND;
-        const id = hex(key.hash);
-        if (this.keys.has(id)) return EXISTS;
-        if (this.keys.size >= KEYS_MAX) return limit('keys');
-        if ((this.keyCounts.get(key.accountId) ?? 0) >= KEYS_PER_ACCOUNT_MAX) {
-          return limit('keys per account');
-        }
-        this.keys.set(id, key);
-        bump(this.keyCounts, key.accountId, 1);
-        return OK;
-      }
+      case 'putKey':
+        return this.putKey(command.key);
       case 'setKeyBlocked': {
         const id = hex(command.hash);
         const key = this.keys.get(id);
@@ -174,14 +164,7 @@ export class MetaState {
         this.removed = this.removed.filter((id) => id !== command.id);
         return OK;
       case 'removeMember':
-        if (!this.members.includes(command.id)) return NOT_FOUND;
-        for (const spool of this.spools.values()) {
-          if (hostsReplica(spool, command.id)) return limit(`replicas on ${command.id}`);
-        }
-        this.members = this.members.filter((id) => id !== command.id);
-        this.addresses.delete(command.id);
-        this.removed = [...this.removed, command.id].sort();
-        return OK;
+        return this.removeMember(command.id);
       case 'moveReplica':
         return this.moveReplica(command);
       case 'finishMove':
@@ -221,6 +204,31 @@ export class MetaState {
    * spool; `conflict` when another move of the spool runs, `from` holds no replica, `to` is not a
    * member or holds one already, or shrinking would leave no replica.
    */
+  private putKey(key: KeyRecord): MetaResult {
+    if (!this.accounts.has(key.accountId)) return NOT_FOUND;
+    const id = hex(key.hash);
+    if (this.keys.has(id)) return EXISTS;
+    if (this.keys.size >= KEYS_MAX) return limit('keys');
+    if ((this.keyCounts.get(key.accountId) ?? 0) >= KEYS_PER_ACCOUNT_MAX) {
+      return limit('keys per account');
+    }
+    this.keys.set(id, key);
+    bump(this.keyCounts, key.accountId, 1);
+    return OK;
+  }
+
+  /** `limit` while a spool still has a replica on member `id` (moves go first). */
+  private removeMember(id: string): MetaResult {
+    if (!this.members.includes(id)) return NOT_FOUND;
+    for (const spool of this.spools.values()) {
+      if (hostsReplica(spool, id)) return limit(`replicas on ${id}`);
+    }
+    this.members = this.members.filter((member) => member !== id);
+    this.addresses.delete(id);
+    this.removed = [...this.removed, id].sort();
+    return OK;
+  }
+
   private moveReplica(command: MoveReplicaCommand): MetaResult {
     const spool = this.spools.get(command.spool);
     if (spool === undefined) return NOT_FOUND;
@@ -229,7 +237,9 @@ export class MetaState {
       if (spool.moving.from === from && spool.moving.to === to) return EXISTS;
       return conflict(`a move of ${command.spool} (${describeMove(spool.moving)}) is running`);
     }
-    if (!spool.replicas.includes(from)) return conflict(`${from} holds no replica of ${command.spool}`);
+    if (!spool.replicas.includes(from)) {
+      return conflict(`${from} holds no replica of ${command.spool}`);
+    }
     if (to === '') {
       if (spool.replicas.length < 2) return conflict(`${command.spool} has no other replica`);
     } else {
@@ -263,7 +273,8 @@ export class MetaState {
     this.accounts.set(account.id, account);
     // Accounts are never deleted, so `<id>/default` cannot exist yet; were it there, the
     // account would simply own it.
-    this.createSpool({ name: accountSpool(account.id, 'default'), replicas: command.defaultReplicas });
+    const name = accountSpool(account.id, 'default');
+    this.createSpool({ name, replicas: command.defaultReplicas });
     return OK;
   }
 
@@ -280,7 +291,8 @@ export class MetaState {
 
   private place(spool: SpoolRecord): void {
     const gen = this.nextSpoolGen++;
-    this.spools.set(spool.name, { name: spool.name, replicas: [...spool.replicas], gen, moving: null });
+    const replicas = [...spool.replicas];
+    this.spools.set(spool.name, { name: spool.name, replicas, gen, moving: null });
   }
 
   /** Encodes the state (tables in key order). */

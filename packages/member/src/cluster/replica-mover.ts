@@ -12,6 +12,7 @@
 //      closes its replica and drops its storage (Member.reconcile).
 
 import type { ClusterConfig, RaftNode } from '@spoolmq/raft';
+import type { Clock, TimerHandle } from '../host/clock.js';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
 import type { MetaState, SpoolMove } from './meta-state.js';
 import type { SpoolReplica } from './spool-replica.js';
@@ -24,8 +25,10 @@ export interface MoverHost {
   replica(spool: string): SpoolReplica | undefined;
   /** Proposes on the metadata group's leader (forwarded when another member leads). */
   proposeMeta(command: MetaCommand): Promise<MetaResult>;
-  /** Pause before a failed step is tried again (ms, >= 1). */
+  /** Pause before a failed step is tried again (ms, >= 1), on `clock`. */
   readonly retryMs: number;
+  /** The cluster layer's clock (MemberOptions.clusterClock). */
+  readonly clock: Clock;
 }
 
 /** The next Raft step of a move, given the spool group's configuration as its leader sees it. */
@@ -55,7 +58,7 @@ export class ReplicaMover {
   /** Spools whose move this member is driving now. */
   private readonly driving = new Set<string>();
   /** Spools waiting to retry a failed step. */
-  private readonly retries = new Map<string, NodeJS.Timeout>();
+  private readonly retries = new Map<string, TimerHandle>();
   private closed = false;
 
   constructor(private readonly host: MoverHost) {}
@@ -87,7 +90,7 @@ export class ReplicaMover {
 
   close(): void {
     this.closed = true;
-    for (const timer of this.retries.values()) clearTimeout(timer);
+    for (const timer of this.retries.values()) this.host.clock.clearTimer(timer);
     this.retries.clear();
   }
 
@@ -107,7 +110,10 @@ export class ReplicaMover {
     }
   }
 
-  private async runStep(node: RaftNode, step: Exclude<MoveStep, { kind: 'finish' }>): Promise<void> {
+  private async runStep(
+    node: RaftNode,
+    step: Exclude<MoveStep, { kind: 'finish' }>,
+  ): Promise<void> {
     switch (step.kind) {
       case 'addVoter':
         return node.addVoter(step.id);
@@ -137,11 +143,10 @@ export class ReplicaMover {
     if (this.closed || this.retries.has(spool)) return;
     // Steps fail while the group changes leader, the joining member has not started its replica
     // yet, or the metadata has no leader: all pass by themselves, so the step is simply retried.
-    const timer = setTimeout(() => {
+    const timer = this.host.clock.setTimer(() => {
       this.retries.delete(spool);
       this.kick(spool);
     }, this.host.retryMs);
-    timer.unref();
     this.retries.set(spool, timer);
   }
 }

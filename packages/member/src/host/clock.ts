@@ -5,7 +5,7 @@
 export type TimerHandle = object;
 
 export interface Clock {
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds (monotonicClock: milliseconds since an arbitrary origin). */
   nowMs(): number;
   /** Calls `callback` once after `delayMs` (>= 0). */
   setTimer(callback: () => void, delayMs: number): TimerHandle;
@@ -27,6 +27,30 @@ export const systemClock: Clock = {
     clearTimeout(handle as NodeJS.Timeout);
   },
 };
+
+/**
+ * Real timers on the monotonic clock: the cluster layer's time, which is Raft's (RaftNode ticks
+ * on performance.now), for deadlines and retries a wall-clock step must not stretch or cut.
+ * `nowMs` is not an epoch: compare it only with itself.
+ */
+export const monotonicClock: Clock = {
+  nowMs: () => performance.now(),
+  setTimer: systemClock.setTimer,
+  clearTimer: systemClock.clearTimer,
+};
+
+/**
+ * Runs `callback` once the current event-loop turn's I/O callbacks are done (setImmediate). No
+ * time passes, so it is no timer and needs no Clock: it batches what one turn produced.
+ */
+export function afterTurn(callback: () => void): void {
+  setImmediate(callback);
+}
+
+/** Resolves after `delayMs` on `clock` (a pause between polls of remote state). */
+export function sleepMs(clock: Clock, delayMs: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimer(resolve, delayMs));
+}
 
 interface ManualTimer {
   readonly id: number;

@@ -7,7 +7,13 @@
 
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
-import { MqError, isMqError, type Delivery, type SpoolService } from '@spoolmq/engine';
+import {
+  MqError,
+  TurnBatcher,
+  isMqError,
+  type Delivery,
+  type SpoolService,
+} from '@spoolmq/engine';
 import {
   ProtoWriter,
   decodeClientFrame,
@@ -48,11 +54,14 @@ export class StreamSession {
   /** Set by `drain`: resolved when the session closes (drained, or the gateway went away). */
   private draining: { readonly promise: Promise<void>; readonly resolve: () => void } | null =
     null;
-  private outbox: Buffer[] = [];
-  private outboxBytes = 0;
+  /** Answers ready this turn, written together at its end. */
+  private readonly outbox = new TurnBatcher<Buffer>({
+    sizeOf: (piece) => piece.length,
+    schedule: (callback) => setImmediate(callback),
+    onTurn: () => this.flush(),
+  });
   /** Bytes handed to the stream whose write has not completed yet. */
   private unflushedBytes = 0;
-  private flushScheduled = false;
   private paused = false;
   private closed = false;
   private readonly writer = new ProtoWriter();
@@ -209,37 +218,18 @@ export class StreamSession {
   }
 
   private enqueue(piece: Buffer): void {
+    // Written after this turn's I/O and microtasks: every answer ready in the turn shares a frame.
     this.outbox.push(piece);
-    this.outboxBytes += piece.length;
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    // After this turn's I/O and microtasks: every answer ready in the turn shares a frame.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flush();
-    });
   }
 
   private flush(): void {
     if (this.closed || this.outbox.length === 0) return;
-    const { frameBytesMax } = this.options.limits;
-    let start = 0;
-    let bytes = 0;
-    for (let i = 0; i < this.outbox.length; i++) {
-      const length = this.outbox[i]!.length;
-      if (bytes > 0 && bytes + length > frameBytesMax) {
-        this.writeFrame(this.outbox.slice(start, i), bytes);
-        start = i;
-        bytes = 0;
-      }
-      bytes += length;
+    for (const frame of this.outbox.takeFrames(this.options.limits.frameBytesMax)) {
+      this.writeFrame(frame.items, frame.bytes);
     }
-    this.writeFrame(start === 0 ? this.outbox : this.outbox.slice(start), bytes);
-    this.outbox = [];
-    this.outboxBytes = 0;
   }
 
-  private writeFrame(pieces: Buffer[], bytes: number): void {
+  private writeFrame(pieces: readonly Buffer[], bytes: number): void {
     const frame = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, bytes);
     this.counters.framesSent++;
     this.unflushedBytes += frame.length;
@@ -273,8 +263,7 @@ export class StreamSession {
     if (this.closed) return;
     this.closed = true;
     for (const entry of this.inflight.values()) entry.controller?.abort();
-    this.outbox = [];
-    this.outboxBytes = 0;
+    this.outbox.clear();
     if (endStream) this.stream.end();
     this.draining?.resolve();
   }

@@ -26,7 +26,8 @@ async function corruptSnapshots(dataDir: string, spool: string): Promise<number>
     if (group?.name !== spool) continue;
     const path = join(entry.parentPath, entry.name);
     const data = await readFile(path);
-    data[data.length >> 1] ^= 0x10;
+    const at = data.length >> 1;
+    data[at] = data[at]! ^ 0x10;
     await writeFile(path, data);
     corrupted++;
   }

@@ -40,7 +40,7 @@ async function corruptHardStates(dataDir: string, groups: readonly string[]): Pr
     for (const group of groups) {
       const value = await db.get(hardStateKey(group));
       if (value === undefined) throw new Error(`no hard state for ${group}`);
-      value[value.length - 1] ^= 0x01;
+      value[value.length - 1] = value[value.length - 1]! ^ 0x01;
       await db.put(hardStateKey(group), value, { sync: true });
     }
   } finally {

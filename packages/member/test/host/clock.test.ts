@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, TIMER_DELAY_MAX_MS, systemClock } from '../../src/host/clock.js';
+import {
+  ManualClock,
+  TIMER_DELAY_MAX_MS,
+  afterTurn,
+  monotonicClock,
+  sleepMs,
+  systemClock,
+} from '../../src/host/clock.js';
 
 describe('ManualClock', () => {
   it('fires due timers in deadline order, setting the time to each deadline', async () => {
@@ -63,5 +70,39 @@ describe('systemClock', () => {
       throw new Error('cleared timer fired');
     }, TIMER_DELAY_MAX_MS * 10);
     systemClock.clearTimer(never);
+  });
+});
+
+describe('monotonicClock', () => {
+  it('reads performance.now, not an epoch, and fires timers', async () => {
+    const before = performance.now();
+    const read = monotonicClock.nowMs();
+    expect(read).toBeGreaterThanOrEqual(before);
+    expect(read).toBeLessThan(Date.now() / 2); // process uptime, far below any epoch time
+    await new Promise<void>((resolve) => monotonicClock.setTimer(resolve, 1));
+  });
+});
+
+describe('sleepMs', () => {
+  it('resolves only when its clock reaches the delay', async () => {
+    const clock = new ManualClock();
+    let woke = false;
+    const sleeping = sleepMs(clock, 50).then(() => (woke = true));
+    await clock.advance(49);
+    expect(woke).toBe(false);
+    await clock.advance(1);
+    await sleeping;
+    expect(woke).toBe(true);
+  });
+});
+
+describe('afterTurn', () => {
+  it('runs after the current turn, once, after queued microtasks', async () => {
+    const order: string[] = [];
+    afterTurn(() => order.push('turn'));
+    queueMicrotask(() => order.push('microtask'));
+    order.push('now');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['now', 'microtask', 'turn']);
   });
 });

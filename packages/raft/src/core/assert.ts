@@ -14,3 +14,13 @@ export class RaftAssertionError extends Error {
 export function assert(condition: boolean, message: string): asserts condition {
   if (!condition) throw new RaftAssertionError(message);
 }
+
+/**
+ * `value`, which an invariant says is there (an index in range, a key present): states the
+ * invariant and fails loudly where a `!` would let `undefined` through. Give a constant
+ * `message`, so a hot path allocates nothing.
+ */
+export function defined<T>(value: T | undefined, message: string): T {
+  if (value === undefined) throw new RaftAssertionError(message);
+  return value;
+}

@@ -8,6 +8,7 @@
 //   bytes 2..: member id, UTF-8
 
 import type { ClusterConfig, NodeId } from '../types.js';
+import { defined } from './assert.js';
 
 export const enum ConfChangeType {
   /** Add a voting member (or promote a learner, if the node is one). */
@@ -46,7 +47,7 @@ export function decodeConfChange(data: Uint8Array): ConfChange {
   if (data.length < 3 || data[0] !== FORMAT_VERSION) {
     throw new RangeError('raft: malformed conf change entry');
   }
-  const type = data[1]!;
+  const type = defined(data[1], 'conf change type byte (length checked)');
   if (type > TYPE_MAX) throw new RangeError(`raft: unknown conf change type ${type}`);
   return { type: type as ConfChangeType, node: decoder.decode(data.subarray(2)) };
 }

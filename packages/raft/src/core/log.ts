@@ -7,7 +7,7 @@
 // of the last compacted entry, or of the snapshot); anything below the base is gone.
 
 import type { Entry } from '../types.js';
-import { assert } from './assert.js';
+import { assert, defined } from './assert.js';
 
 /** Per-entry overhead counted against byte bounds, on top of `data.byteLength`. */
 export const ENTRY_OVERHEAD_BYTES = 24;
@@ -71,7 +71,7 @@ export class RaftLog {
 
   lastTerm(): number {
     const n = this.entries.length;
-    return n > this.head ? this.entries[n - 1]!.term : this.baseTermValue;
+    return n > this.head ? defined(this.entries[n - 1], 'last entry').term : this.baseTermValue;
   }
 
   committed(): number {
@@ -90,13 +90,13 @@ export class RaftLog {
   term(index: number): number | undefined {
     if (index === this.base) return this.baseTermValue;
     if (index < this.base || index > this.lastIndex()) return undefined;
-    return this.entries[this.head + index - this.base - 1]!.term;
+    return defined(this.entries[this.head + index - this.base - 1], 'entry in log').term;
   }
 
   /** Entry at `index` in (baseIndex, lastIndex]. */
   entry(index: number): Entry {
     assert(index > this.base && index <= this.lastIndex(), `entry ${index} not in log`);
-    return this.entries[this.head + index - this.base - 1]!;
+    return defined(this.entries[this.head + index - this.base - 1], 'entry in log');
   }
 
   matchTerm(index: number, term: number): boolean {
@@ -112,7 +112,7 @@ export class RaftLog {
     const out: Entry[] = [];
     let bytes = 0;
     for (let index = lo; index < hi; index += 1) {
-      const entry = this.entries[this.head + index - this.base - 1]!;
+      const entry = defined(this.entries[this.head + index - this.base - 1], 'entry in log');
       bytes += entrySizeBytes(entry);
       if (out.length > 0 && bytes > bytesMax) break;
       out.push(entry);
@@ -132,7 +132,8 @@ export class RaftLog {
   /** Appends `entries` right after the last index (leader's own proposals). */
   append(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
-    assert(entries[0]!.index === this.lastIndex() + 1, 'append not contiguous');
+    const first = defined(entries[0], 'first entry');
+    assert(first.index === this.lastIndex() + 1, 'append not contiguous');
     for (const entry of entries) this.entries.push(entry);
   }
 
@@ -147,20 +148,22 @@ export class RaftLog {
   appendAfter(prevIndex: number, entries: readonly Entry[]): number {
     let skip = 0;
     while (skip < entries.length) {
-      const entry = entries[skip]!;
+      const entry = defined(entries[skip], 'appended entry');
       assert(entry.index === prevIndex + 1 + skip, 'appended entries not contiguous');
       if (this.term(entry.index) !== entry.term) break;
       skip += 1;
     }
     if (skip === entries.length) return 0;
-    const first = entries[skip]!.index;
+    const first = defined(entries[skip], 'first new entry').index;
     if (first <= this.lastIndex()) {
       assert(first > this.committedIndex, `conflict at committed index ${first}`);
       this.entries.length = this.head + first - this.base - 1;
       this.stable = Math.min(this.stable, first - 1);
       this.unstableFrom = Math.min(this.unstableFrom, first);
     }
-    for (let i = skip; i < entries.length; i += 1) this.entries.push(entries[i]!);
+    for (let i = skip; i < entries.length; i += 1) {
+      this.entries.push(defined(entries[i], 'appended entry'));
+    }
     return first;
   }
 
@@ -239,7 +242,7 @@ export class RaftLog {
   compact(index: number): void {
     if (index <= this.base) return;
     assert(index <= this.appliedIndex, `compact ${index} beyond applied ${this.appliedIndex}`);
-    const term = this.term(index)!;
+    const term = defined(this.term(index), 'compacted entry in log');
     this.head += index - this.base;
     this.base = index;
     this.baseTermValue = term;
@@ -257,7 +260,7 @@ export class RaftLog {
     let found = hi + 1;
     while (low <= high) {
       const mid = (low + high) >>> 1;
-      const t = this.term(mid)!;
+      const t = defined(this.term(mid), 'searched entry in log');
       if (t >= term) {
         if (t === term) found = mid;
         high = mid - 1;
@@ -275,7 +278,7 @@ export class RaftLog {
     let found = 0;
     while (low <= high) {
       const mid = (low + high) >>> 1;
-      const t = this.term(mid)!;
+      const t = defined(this.term(mid), 'searched entry in log');
       if (t <= term) {
         if (t === term) found = mid;
         low = mid + 1;

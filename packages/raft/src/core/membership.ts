@@ -24,14 +24,12 @@ export class Membership {
 
   /** The configuration in force (latest in the log). */
   current(): ClusterConfig {
-    const n = this.changes.length;
-    return n > 0 ? this.changes[n - 1]!.config : this.baseConfig;
+    return this.changes.at(-1)?.config ?? this.baseConfig;
   }
 
   /** Index of the entry that introduced the current configuration (0 or the base if none). */
   currentIndex(baseIndex: number): number {
-    const n = this.changes.length;
-    return n > 0 ? this.changes[n - 1]!.index : baseIndex;
+    return this.changes.at(-1)?.index ?? baseIndex;
   }
 
   /** The configuration in force after the entry at `index` (index >= log base). */
@@ -62,16 +60,19 @@ export class Membership {
   /** Entries from `index` on were removed from the log; returns true when the config reverted. */
   onTruncate(index: number): boolean {
     const before = this.changes.length;
-    while (this.changes.length > 0 && this.changes[this.changes.length - 1]!.index >= index) {
+    for (let last = this.changes.at(-1); last !== undefined && last.index >= index; ) {
       this.changes.pop();
+      last = this.changes.at(-1);
     }
     return this.changes.length !== before;
   }
 
   /** Entries up to `index` were compacted: folds their configurations into the base. */
   onCompact(index: number): void {
-    while (this.changes.length > 0 && this.changes[0]!.index <= index) {
-      this.baseConfig = this.changes.shift()!.config;
+    for (let first = this.changes[0]; first !== undefined && first.index <= index; ) {
+      this.baseConfig = first.config;
+      this.changes.shift();
+      first = this.changes[0];
     }
   }
 

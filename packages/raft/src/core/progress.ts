@@ -4,7 +4,7 @@
 //   replicate  optimistic pipelining, up to `inflightMessagesMax` AppendEntries in flight;
 //   snapshot   the follower is too far behind the log base; InstallSnapshot chunks, one at a time.
 
-import { assert } from './assert.js';
+import { assert, defined } from './assert.js';
 
 export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
@@ -39,7 +39,7 @@ export class Inflights {
 
   /** Forgets every message whose last index is <= `index` (acknowledged). */
   freeLE(index: number): void {
-    while (this.count > 0 && this.buffer[this.start]! <= index) {
+    while (this.count > 0 && defined(this.buffer[this.start], 'inflight slot') <= index) {
       this.start = (this.start + 1) % this.capacity;
       this.count -= 1;
     }

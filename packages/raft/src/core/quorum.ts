@@ -1,5 +1,7 @@
 // Majority arithmetic for a voter set (Raft 5.2, 5.3).
 
+import { defined } from './assert.js';
+
 /** Votes needed out of `voters` (floor(n/2) + 1); 0 voters need 1 (no quorum is possible). */
 export function majority(voters: number): number {
   return Math.floor(voters / 2) + 1;
@@ -13,7 +15,7 @@ export function majority(voters: number): number {
 export function quorumValue(values: number[], fallback: number): number {
   if (values.length === 0) return fallback;
   values.sort((a, b) => b - a);
-  return values[majority(values.length) - 1]!;
+  return defined(values[majority(values.length) - 1], 'a majority is within the values');
 }
 
 export type VoteResult = 'won' | 'lost' | 'pending';

@@ -660,9 +660,10 @@ export class RaftNode {
 
   /**
    * A promise settled by `check`, which runs after every turn of the loop (at least once per
-   * tick) until it settles it. Closing the node rejects it with `closed`.
+   * tick) until it settles it. Closing the node rejects it with `closed`. Public so that the
+   * application waits on what the node applies without polling.
    */
-  private watch(
+  watch(
     check: (resolve: () => void, reject: (error: Error) => void) => void,
   ): Promise<void> {
     return new Promise((resolve, reject) => {

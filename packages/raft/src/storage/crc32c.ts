@@ -26,14 +26,22 @@ const T = makeTables();
 
 /**
  * Extends a running CRC-32C with `bytes[start, end)`. Start a new checksum with `crc = 0`.
- * Returns an unsigned 32-bit integer. `start`/`end` default to the whole array.
+ * Returns an unsigned 32-bit integer. `start`/`end` default to the whole array. The `!` below
+ * stay: every index is bounded by the loop conditions and the tables' fixed size, and this loop
+ * checksums every byte stored, so an assertion per byte would cost the storage path.
  */
-export function crc32cUpdate(crc: number, bytes: Uint8Array, start = 0, end = bytes.length): number {
+export function crc32cUpdate(
+  crc: number,
+  bytes: Uint8Array,
+  start = 0,
+  end = bytes.length,
+): number {
   let c = ~crc >>> 0;
   let i = start;
   // Slicing-by-8: fold eight input bytes per iteration through the eight tables.
   for (; i + 8 <= end; i += 8) {
-    const lo = (c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24))) >>> 0;
+    const low = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
+    const lo = (c ^ low) >>> 0;
     const hi = bytes[i + 4]! | (bytes[i + 5]! << 8) | (bytes[i + 6]! << 16) | (bytes[i + 7]! << 24);
     c =
       T[7 * 256 + (lo & 0xff)]! ^

@@ -4,6 +4,7 @@
 // All calls of one batch share one promise, which settles when that batch is durable.
 
 import assert from 'node:assert/strict';
+import { defined } from '../core/assert.js';
 import { StorageError } from './storage-error.js';
 import { StatsRecorder } from './storage-stats.js';
 
@@ -77,7 +78,8 @@ export class GroupCommit<B> {
    */
   admit(bytes: number): void {
     if (this.failure) throw this.failure;
-    if (this.pendingBytesValue > 0 && this.pendingBytesValue + bytes > this.options.pendingBytesMax) {
+    const over = this.pendingBytesValue + bytes > this.options.pendingBytesMax;
+    if (this.pendingBytesValue > 0 && over) {
       throw new StorageError(
         'busy',
         `${this.pendingBytesValue} bytes pending, bound ${this.options.pendingBytesMax}`,
@@ -118,7 +120,7 @@ export class GroupCommit<B> {
 
   /** Resolves when everything staged so far is durable (at once if nothing is pending). */
   barrier(): Promise<void> {
-    const last = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : this.inFlight;
+    const last = this.queue.at(-1) ?? this.inFlight;
     if (last) return last.done;
     return this.failure ? Promise.reject(this.failure) : Promise.resolve();
   }
@@ -169,7 +171,16 @@ export class GroupCommit<B> {
     // unhandled. Callers that await the promise still see it.
     done.catch(() => undefined);
     const batch = this.sink.create();
-    const unit: Unit<B> = { batch, calls: 0, entries: 0, bytes: 0, mustSync: false, done, resolve, reject };
+    const unit: Unit<B> = {
+      batch,
+      calls: 0,
+      entries: 0,
+      bytes: 0,
+      mustSync: false,
+      done,
+      resolve,
+      reject,
+    };
     this.queue.push(unit);
     return unit;
   }
@@ -188,7 +199,7 @@ export class GroupCommit<B> {
   private async drain(): Promise<void> {
     if (this.inFlight) return;
     while (this.queue.length > 0 && this.failure === null) {
-      const unit = this.queue.shift()!;
+      const unit = defined(this.queue.shift(), 'queued unit');
       this.inFlight = unit;
       const startedMs = this.options.nowMs();
       try {

@@ -62,7 +62,9 @@ export interface TornTailReport {
 }
 
 export interface LevelStorageOptions {
-  /** Backpressure: bytes staged and not yet durable above which calls fail `busy`. Default 64 MiB. */
+  /**
+   * Backpressure: bytes staged and not yet durable above which calls fail `busy`. Default 64 MiB.
+   */
   readonly pendingBytesMax?: number;
   /** A batch stops taking calls once it holds this many bytes. Default 16 MiB. */
   readonly batchBytesMax?: number;
@@ -149,7 +151,10 @@ export class LevelStorageEngine implements StorageEngine {
    * Opens (creating if missing) the store in `directory`: LevelDB in `<directory>/log`, snapshot
    * files in `<directory>/snapshots/<group>/`. One per process; rejects if LevelDB is locked.
    */
-  static async open(directory: string, options: LevelStorageOptions = {}): Promise<LevelStorageEngine> {
+  static async open(
+    directory: string,
+    options: LevelStorageOptions = {},
+  ): Promise<LevelStorageEngine> {
     await mkdir(join(directory, 'snapshots'), { recursive: true });
     await syncDirectory(directory);
     const db: Db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), {
@@ -632,7 +637,8 @@ class LevelGroupStorage implements GroupStorage {
     let previousTerm = snapshotTerm;
     let torn: { index: number; reason: TornTailReason } | null = null;
     let droppedEntries = 0;
-    const iterator = this.context.db.iterator({ gte: this.keys.entriesStart, lt: this.keys.entriesEnd });
+    const range = { gte: this.keys.entriesStart, lt: this.keys.entriesEnd };
+    const iterator = this.context.db.iterator(range);
     try {
       for (;;) {
         const chunk = await iterator.nextv(ITERATOR_CHUNK);
@@ -677,7 +683,11 @@ class LevelGroupStorage implements GroupStorage {
     return { entries, deleteKeys, lost };
   }
 
-  private reportTorn(firstDroppedIndex: number, reason: TornTailReason, droppedEntries: number): void {
+  private reportTorn(
+    firstDroppedIndex: number,
+    reason: TornTailReason,
+    droppedEntries: number,
+  ): void {
     this.context.commit.stats.tornEntriesDropped += droppedEntries;
     this.context.onTornTail?.({ group: this.group, firstDroppedIndex, droppedEntries, reason });
   }

@@ -3,6 +3,7 @@
 // terms, since terms change rarely). Both engines plan with it, so they share one semantics.
 
 import assert from 'node:assert/strict';
+import { defined } from '../core/assert.js';
 import type { Entry } from '../types.js';
 
 /** Inclusive range of log indexes; empty when `from > to`. */
@@ -59,7 +60,7 @@ export class LogSpan {
     // Binary search for the last run starting at or before `index`.
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      if (this.runStart[mid]! <= index) lo = mid;
+      if (defined(this.runStart[mid], 'run in range') <= index) lo = mid;
       else hi = mid - 1;
     }
     return this.runTerm[lo];
@@ -73,20 +74,20 @@ export class LogSpan {
    */
   append(entries: readonly Entry[]): IndexRange {
     if (entries.length === 0) return { from: 1, to: 0 };
-    const first = entries[0]!.index;
+    const first = defined(entries[0], 'first entry').index;
     const last = first + entries.length - 1;
     assert(
       first >= this.firstIndex && first <= this.lastIndexValue + 1,
       `append at ${first} outside [${this.firstIndex}, ${this.lastIndexValue + 1}]`,
     );
-    let previousTerm = this.termAt(first - 1)!;
+    let previousTerm = defined(this.termAt(first - 1), 'the entry before an append is known');
     for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]!;
+      const entry = defined(entries[i], 'entry in range');
       assert(entry.index === first + i, `entries not contiguous at ${entry.index}`);
       assert(entry.term >= previousTerm, `term goes down at index ${entry.index}`);
       previousTerm = entry.term;
     }
-    while (this.runStart.length > 0 && this.runStart[this.runStart.length - 1]! >= first) {
+    while ((this.runStart.at(-1) ?? -1) >= first) {
       this.runStart.pop();
       this.runTerm.pop();
     }
@@ -107,11 +108,12 @@ export class LogSpan {
    * snapshot's term, the entries after it are kept; otherwise the whole log is discarded.
    */
   applySnapshot(index: number, term: number): IndexRange {
-    assert(index >= this.snapshotIndexValue, `snapshot ${index} older than ${this.snapshotIndexValue}`);
+    const snapshotIndex = this.snapshotIndexValue;
+    assert(index >= snapshotIndex, `snapshot ${index} older than ${snapshotIndex}`);
     const keepTail = index <= this.lastIndexValue && this.termAt(index) === term;
     const dropped = { from: this.firstIndex, to: keepTail ? index : this.lastIndexValue };
     if (keepTail) {
-      while (this.runStart.length > 1 && this.runStart[1]! <= index + 1) {
+      while (this.runStart.length > 1 && defined(this.runStart[1], 'second run') <= index + 1) {
         this.runStart.shift();
         this.runTerm.shift();
       }

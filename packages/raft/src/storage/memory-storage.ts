@@ -3,6 +3,7 @@
 // written (next turn by default, or on `sync()`), and `crash()` loses what was not yet durable.
 
 import assert from 'node:assert/strict';
+import { defined } from '../core/assert.js';
 import type {
   Entry,
   GroupId,
@@ -123,7 +124,9 @@ class MemoryGroupStorage implements GroupStorage {
     this.dead = true;
   }
 
-  /** Durable state of the group after everything staged before is durable. Call it before writing. */
+  /**
+   * Durable state of the group after everything staged before is durable. Call it before writing.
+   */
   async load(): Promise<RestoredState> {
     this.check();
     await this.commit.barrier();
@@ -147,7 +150,8 @@ class MemoryGroupStorage implements GroupStorage {
         const stored = durableGroup(state, group);
         if (hardState) stored.hardState = hardState;
         if (copy.length === 0) return;
-        const position = copy[0]!.index - (stored.snapshot?.meta.index ?? 0) - 1;
+        const first = defined(copy[0], 'first entry').index;
+        const position = first - (stored.snapshot?.meta.index ?? 0) - 1;
         stored.entries.length = position;
         for (const entry of copy) stored.entries.push(entry);
       });
@@ -200,7 +204,9 @@ class MemoryGroupStorage implements GroupStorage {
   }
 
   private check(): void {
-    if (this.dead) throw new StorageError('crashed', `group ${this.group}: handle from before a crash`);
+    if (this.dead) {
+      throw new StorageError('crashed', `group ${this.group}: handle from before a crash`);
+    }
     if (this.engineClosed()) throw new StorageError('closed', 'engine closed');
   }
 }

@@ -4,6 +4,7 @@
 // case they wait, in order, until it has staged its own writes.
 
 import assert from 'node:assert/strict';
+import { defined } from '../core/assert.js';
 
 export class OpGate {
   private held: Array<() => void> | null = null;
@@ -45,7 +46,7 @@ export class OpGate {
         (this.held as Array<() => void>).push(...waiting.slice(i));
         return;
       }
-      waiting[i]!();
+      defined(waiting[i], 'waiting call')();
     }
   }
 }

@@ -14,6 +14,7 @@
 import { Buffer } from 'node:buffer';
 import type { ClusterConfig, Entry, EntryType, HardState, SnapshotMeta } from '../types.js';
 import { crc32c, crc32cUpdate } from './crc32c.js';
+import { defined } from '../core/assert.js';
 import { StorageError } from './storage-error.js';
 
 const TWO_POW_32 = 0x1_0000_0000;
@@ -95,9 +96,10 @@ function checksumFails(value: Buffer): boolean {
 /** Decodes a hard state, or returns null when it fails its checksum or has an unknown layout. */
 export function decodeHardStateOrNull(value: Buffer): HardState | null {
   if (checksumFails(value)) return null;
-  const flags = value[20]!;
+  const flags = defined(value[20], 'hard state flags byte (checksum checked the length)');
   const hasDamage = (flags & HAS_DAMAGE) !== 0;
-  if (flags > (HAS_VOTE | HAS_DAMAGE) || (hasDamage && value.length < HARD_STATE_HEADER_BYTES + DAMAGE_BYTES)) {
+  const short = hasDamage && value.length < HARD_STATE_HEADER_BYTES + DAMAGE_BYTES;
+  if (flags > (HAS_VOTE | HAS_DAMAGE) || short) {
     return null;
   }
   const voteAt = HARD_STATE_HEADER_BYTES + (hasDamage ? DAMAGE_BYTES : 0);

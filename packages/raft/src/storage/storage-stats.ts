@@ -1,6 +1,8 @@
 // Counters a storage engine exposes for metrics: how many synced batches (fsyncs) it wrote, how
 // much went into them, how long they took, and what is still waiting.
 
+import { defined } from '../core/assert.js';
+
 /** Upper bounds (ms, inclusive) of the fsync latency histogram buckets; one more bucket is +Inf. */
 export const FSYNC_BUCKET_BOUNDS_MS: readonly number[] = [
   0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
@@ -59,7 +61,7 @@ export class StatsRecorder {
   fsyncMsLast = 0;
   fsyncMsMax = 0;
   fsyncMsTotal = 0;
-  readonly fsyncMsHistogram: number[] = new Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
+  readonly fsyncMsHistogram: number[] = Array<number>(FSYNC_BUCKET_BOUNDS_MS.length + 1).fill(0);
   snapshotsWritten = 0;
   snapshotsCorrupt = 0;
   tornEntriesDropped = 0;
@@ -79,8 +81,9 @@ export class StatsRecorder {
     this.fsyncMsMax = Math.max(this.fsyncMsMax, latencyMs);
     this.fsyncMsTotal += latencyMs;
     let bucket = 0;
-    while (bucket < FSYNC_BUCKET_BOUNDS_MS.length && latencyMs > FSYNC_BUCKET_BOUNDS_MS[bucket]!) bucket++;
-    this.fsyncMsHistogram[bucket]!++;
+    const bounds = FSYNC_BUCKET_BOUNDS_MS;
+    while (bucket < bounds.length && latencyMs > defined(bounds[bucket], 'bound')) bucket++;
+    this.fsyncMsHistogram[bucket] = defined(this.fsyncMsHistogram[bucket], 'bucket') + 1;
   }
 
   /** Records one batch written without an fsync. */

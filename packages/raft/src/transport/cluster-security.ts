@@ -11,6 +11,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { defined } from '../core/assert.js';
 import type { RevokedSerials } from './revocation.js';
 
 export type PeerRole = 'member' | 'gateway';
@@ -59,9 +60,11 @@ export function identityOfAltNames(altNames: string | undefined): PeerIdentity |
     const entry = part.trim();
     if (!entry.startsWith('URI:')) continue;
     const match = IDENTITY_URI.exec(entry.slice(4));
-    if (match !== null) found.push({ role: match[1] as PeerRole, name: match[2]! });
+    if (match !== null) {
+      found.push({ role: match[1] as PeerRole, name: defined(match[2], 'name group') });
+    }
   }
-  return found.length === 1 ? found[0]! : null;
+  return found.length === 1 ? defined(found[0], 'one identity') : null;
 }
 
 /** The identity of a PEM or DER certificate, or null (unparsable, or no single identity). */

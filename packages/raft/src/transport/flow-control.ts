@@ -19,8 +19,12 @@ export const RECEIVE_WINDOW_BYTES = 8 * 1024 * 1024;
  */
 export function raiseReceiveWindows(server: grpc.Server, windowBytes = RECEIVE_WINDOW_BYTES): void {
   assert(windowBytes >= 65_535 && windowBytes <= 2 ** 31 - 1, 'HTTP/2 window in [65535, 2^31-1]');
-  const http2Servers = (server as unknown as { http2Servers?: Map<Http2Server, unknown> }).http2Servers;
-  assert(http2Servers instanceof Map && http2Servers.size > 0, 'grpc-js server has bound HTTP/2 servers');
+  const internals = server as unknown as { http2Servers?: Map<Http2Server, unknown> };
+  const http2Servers = internals.http2Servers;
+  assert(
+    http2Servers instanceof Map && http2Servers.size > 0,
+    'grpc-js server has bound HTTP/2 servers',
+  );
   for (const http2Server of http2Servers.keys()) {
     http2Server.on('session', (session: ServerHttp2Session) => raiseSession(session, windowBytes));
   }

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
+import { defined } from '../core/assert.js';
 import { decodeFrame, encodeFrame } from './message-codec.js';
 
 export interface MemoryNetworkOptions {
@@ -129,7 +130,9 @@ export class MemoryNetwork {
 
   /** @internal Called by MemoryTransport.send. */
   route(from: NodeId, group: GroupId, messages: readonly Message[]): void {
-    const carried = this.encode ? decodeFrame(encodeFrame([{ group, messages }]))[0]!.messages : messages;
+    const carried = this.encode
+      ? defined(decodeFrame(encodeFrame([{ group, messages }]))[0], 'one batch').messages
+      : messages;
     for (const message of carried) {
       this.counters.sent++;
       if (this.isCut(from, message.to) || this.random() < this.dropRate) {
@@ -189,7 +192,9 @@ export class MemoryNetwork {
   private isCut(from: NodeId, to: NodeId): boolean {
     if (this.cuts.size === 0) return false;
     return (
-      this.cuts.has(`${from}\u0000${to}`) || this.cuts.has(`${from}\u0000*`) || this.cuts.has(`*\u0000${to}`)
+      this.cuts.has(`${from}\u0000${to}`) ||
+      this.cuts.has(`${from}\u0000*`) ||
+      this.cuts.has(`*\u0000${to}`)
     );
   }
 }
@@ -227,6 +232,8 @@ class MemoryTransport implements Transport {
   }
 
   receive(group: GroupId, message: Message): void {
-    this.handler!(group, message);
+    const handler = this.handler;
+    assert(handler !== null, 'a receiving endpoint has a handler');
+    handler(group, message);
   }
 }

@@ -70,7 +70,13 @@ export class PeerLink {
   private reopenTimer: NodeJS.Timeout | null = null;
   private backoffMs: number;
   private closed = false;
-  private counters = { sentMessages: 0, sentFrames: 0, sentBytes: 0, droppedMessages: 0, streamsOpened: 0 };
+  private counters = {
+    sentMessages: 0,
+    sentFrames: 0,
+    sentBytes: 0,
+    droppedMessages: 0,
+    streamsOpened: 0,
+  };
 
   constructor(
     readonly peer: NodeId,

@@ -11,7 +11,8 @@ const EMPTY = Buffer.alloc(0);
 
 /** A frame as gRPC wants it: a Buffer over the same bytes (no copy). */
 export function frameBuffer(frame: Uint8Array): Buffer {
-  return Buffer.isBuffer(frame) ? frame : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  if (Buffer.isBuffer(frame)) return frame;
+  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
 }
 
 export const RAFT_SERVICE: ServiceDefinition = {

@@ -5,7 +5,7 @@
 // lost, duplicated or reordered on the way.
 
 import type { Entry } from '../../src/types.js';
-import { Prng } from './prng.js';
+import { Prng } from '../../src/prng.js';
 
 const HEADER_BYTES = 16;
 

@@ -6,7 +6,7 @@
 
 import type { Entry, HardState, RestoredState, Snapshot } from '../../src/types.js';
 import { SafetyViolation } from './checker.js';
-import type { Prng } from './prng.js';
+import type { Prng } from '../../src/prng.js';
 
 export class SimDisk {
   private hardState: HardState = { term: 0, vote: null, commit: 0 };

@@ -4,7 +4,7 @@
 
 import type { Message, NodeId } from '../../src/types.js';
 import type { EventQueue } from './event-queue.js';
-import type { Prng } from './prng.js';
+import type { Prng } from '../../src/prng.js';
 
 export interface NetworkFaults {
   dropRate: number;

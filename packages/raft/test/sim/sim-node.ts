@@ -11,7 +11,7 @@ import type { Entry, NodeId, RestoredState } from '../../src/types.js';
 import type { Checker } from './checker.js';
 import type { EventQueue } from './event-queue.js';
 import { HashStateMachine } from './hash-state-machine.js';
-import type { Prng } from './prng.js';
+import type { Prng } from '../../src/prng.js';
 import { SimDisk } from './sim-disk.js';
 import type { SimNetwork } from './sim-network.js';
 

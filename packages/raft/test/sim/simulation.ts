@@ -14,7 +14,7 @@ import { ConfChangeType, decodeConfChange, type ConfChange } from '../../src/cor
 import { EntryType, type Entry, type Message, type NodeId } from '../../src/types.js';
 import { Checker, type Ack } from './checker.js';
 import { EventQueue } from './event-queue.js';
-import { Prng } from './prng.js';
+import { Prng } from '../../src/prng.js';
 import { CALM, SimNetwork, type NetworkFaults } from './sim-network.js';
 import { SimNode, type SimHost, type SimNodeParams } from './sim-node.js';
 

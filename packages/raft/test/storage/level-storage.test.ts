@@ -93,7 +93,7 @@ describe('LevelStorageEngine on disk', () => {
     await db.open();
     const keys = new GroupKeys('spool:s');
     const value = (await db.get(keys.entry(6)))!;
-    value[value.length - 1] ^= 0x01;
+    value[value.length - 1] = value[value.length - 1]! ^ 0x01;
     await db.put(keys.entry(6), value, { sync: true });
     await db.close();
 
@@ -133,7 +133,7 @@ describe('LevelStorageEngine on disk', () => {
   }
 
   const flipLast = (value: Buffer): Buffer => {
-    value[value.length - 1] ^= 0x01;
+    value[value.length - 1] = value[value.length - 1]! ^ 0x01;
     return value;
   };
 
@@ -377,7 +377,7 @@ describe('LevelStorageEngine on disk', () => {
     await db.open();
     const key = new GroupKeys('g').snapshot;
     const value = (await db.get(key))!;
-    value[value.length - 2] ^= 0x01;
+    value[value.length - 2] = value[value.length - 2]! ^ 0x01;
     await db.put(key, value, { sync: true });
     await db.close();
     let engine = await reopen();

@@ -13,7 +13,7 @@
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import type { Prng } from './prng.js';
+import type { Prng } from '@spoolmq/raft';
 
 const GROUP = 0x01;
 const ENTRY = 0x03;

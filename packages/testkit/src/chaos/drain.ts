@@ -6,7 +6,12 @@
 // from before a failover) by re-reading the listing, bounded by `boundMs`. The collection walks
 // every queue's listing with handles, peeks each message for its payload, and reads the stats.
 
-import { isMqClientError, isMqTransportError, type MessageInfo, type MqClient } from '@spoolmq/client';
+import {
+  isMqClientError,
+  isMqTransportError,
+  type MessageInfo,
+  type MqClient,
+} from '@spoolmq/client';
 import type { FinalMessage, FinalQueue, FinalState } from './final-state.js';
 import type { History } from './history.js';
 import { Recorder } from './recorder.js';

@@ -16,7 +16,7 @@ import type { ClusterNode } from '../cluster/cluster-node.js';
 import { metricSamples } from '../cluster/metrics-text.js';
 import type { ProcessCluster } from '../cluster/process-cluster.js';
 import { corruptPayloadRecords, corruptStoredEntries } from './bad-bytes.js';
-import { Prng } from './prng.js';
+import { Prng } from '@spoolmq/raft';
 import type { ProxyMesh } from './proxy-mesh.js';
 import { FAULT_KINDS, PRIMARY, type FaultEpisode, type FaultKind } from './schedule.js';
 
@@ -85,21 +85,8 @@ export class FaultInjector {
         };
         return { kind, label: `wipe ${member}`, recover };
       }
-      case 'corrupt': {
-        const member = await this.resolve(episode.member, episode.index);
-        const node = this.cluster.memberById(member);
-        await node.kill('SIGKILL');
-        if (node.dataDir === undefined) throw new Error(`${node.label} has no data directory`);
-        const prng = new Prng(episode.index + 1);
-        const { entries } = await corruptStoredEntries(node.dataDir, prng, CORRUPTED_ENTRIES);
-        const { records } = await corruptPayloadRecords(node.dataDir, prng, CORRUPTED_PAYLOADS);
-        const recover = async (): Promise<void> => {
-          await node.start();
-          await this.waitRebuilt(node);
-        };
-        const label = `corrupt ${member} ${[...entries, ...records].join(',')}`;
-        return { kind, label, recover };
-      }
+      case 'corrupt':
+        return this.corrupt(episode);
       case 'pause': {
         const node = this.cluster.memberById(await this.resolve(episode.member, episode.index));
         node.pause();
@@ -145,6 +132,25 @@ export class FaultInjector {
         return this.network(kind, `drop ${member ?? 'all'} ${what}`);
       }
     }
+  }
+
+  /** Kills a member, flips bits in its stored entries and payloads; recovery awaits a rebuild. */
+  private async corrupt(
+    episode: Extract<FaultEpisode, { kind: 'corrupt' }>,
+  ): Promise<InjectedFault> {
+    const member = await this.resolve(episode.member, episode.index);
+    const node = this.cluster.memberById(member);
+    await node.kill('SIGKILL');
+    if (node.dataDir === undefined) throw new Error(`${node.label} has no data directory`);
+    const prng = new Prng(episode.index + 1);
+    const { entries } = await corruptStoredEntries(node.dataDir, prng, CORRUPTED_ENTRIES);
+    const { records } = await corruptPayloadRecords(node.dataDir, prng, CORRUPTED_PAYLOADS);
+    const recover = async (): Promise<void> => {
+      await node.start();
+      await this.waitRebuilt(node);
+    };
+    const label = `corrupt ${member} ${[...entries, ...records].join(',')}`;
+    return { kind: 'corrupt', label, recover };
   }
 
   /** See the file comment. Rejects after REBUILD_TIMEOUT_MS with what was still behind. */

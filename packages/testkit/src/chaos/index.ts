@@ -51,7 +51,7 @@ export type {
 } from './tcp-proxy.js';
 export { MESH_NODES_MAX, ProxyMesh } from './proxy-mesh.js';
 export type { MeshMember, ProxyMeshOptions } from './proxy-mesh.js';
-export { Prng, pickWeighted } from './prng.js';
+export { Prng, pickWeighted } from '@spoolmq/raft';
 export { FAULT_KINDS, PRIMARY, makeSchedule, scheduleDurationMsMin } from './schedule.js';
 export type {
   EpisodeDetails,

@@ -1,5 +1,5 @@
-// One client's recorded calls: each request through @spoolmq/client becomes an invoke event, then an
-// ok, fail or info completion in the History. The classification is the interface's: a 4xx is
+// One client's recorded calls: each request through @spoolmq/client becomes an invoke event, then
+// an ok, fail or info completion in the History. The classification is the interface's: a 4xx is
 // answered before anything changed (fail); a 503 to a send likewise; any other 5xx, a timeout or
 // no answer may have acted (info).
 

@@ -17,7 +17,7 @@
 //   the episode and keeps that member for the recovery.
 
 import { type CutMode } from './tcp-proxy.js';
-import { Prng } from './prng.js';
+import { Prng } from '@spoolmq/raft';
 
 /** Symbolic target: the member that is the spool's primary when the episode starts. */
 export const PRIMARY = '@primary';

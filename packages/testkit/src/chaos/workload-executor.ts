@@ -15,7 +15,7 @@ import {
   type MessageInfo,
 } from '@spoolmq/client';
 import type { CompletionFields, History } from './history.js';
-import { Prng } from './prng.js';
+import { Prng } from '@spoolmq/raft';
 import { Recorder } from './recorder.js';
 import {
   type PlannedSend,

@@ -6,7 +6,7 @@
 // Payloads are unique per logical send: `p:<client>:<n>`; dedup keys likewise `k:<client>:<n>`.
 // The checker relies on that to tie what is received to what was sent.
 
-import { Prng, pickWeighted } from './prng.js';
+import { Prng, pickWeighted } from '@spoolmq/raft';
 
 export interface QueueSpec {
   /** Queue name, `^[A-Za-z0-9_:-]{1,63}$`. */

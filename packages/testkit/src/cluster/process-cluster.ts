@@ -62,7 +62,9 @@ async function clusterTlsEnv(
   gateways: number,
   insecure: boolean,
 ): Promise<Map<string, Record<string, string>>> {
-  const gatewayIds = Array.from({ length: gateways }, (_, g) => (g === 0 ? 'gateway' : `gateway${g + 1}`));
+  const gatewayIds = Array.from({ length: gateways }, (_, g) =>
+    g === 0 ? 'gateway' : `gateway${g + 1}`,
+  );
   const env = new Map<string, Record<string, string>>();
   if (insecure) {
     for (const id of [...ids, ...gatewayIds]) env.set(id, { MQ_INSECURE_CLUSTER: 'true' });

@@ -40,7 +40,8 @@ async function expectNothingAcked(
 
 export function defineAckAndSendTests(getApi: () => Api): void {
   describe('ack-and-send', () => {
-    it('path form: 201 with Svc-Message-Id, acks the source and appends to the path queue', async () => {
+    it('path form: 201 with Svc-Message-Id, acks the source and appends to the path ' +
+      'queue', async () => {
       const api = getApi();
       const { source, target, lease } = await leasedPair(api);
       const response = await api.ackAndSend(target, lease, 'step-2');
@@ -98,7 +99,8 @@ export function defineAckAndSendTests(getApi: () => Api): void {
       expect(next.messageId).toBe(header(response, 'svc-message-id'));
     });
 
-    it('spool form without Svc-Queue is 400 invalid_argument; with an unknown queue 404; nothing acked', async () => {
+    it('spool form without Svc-Queue is 400 invalid_argument; with an unknown queue 404; nothing ' +
+      'acked', async () => {
       const api = getApi();
       const { source, lease, sourceId } = await leasedPair(api);
       const missing = await api.call('POST', api.spoolPath('/ack-and-send'), {

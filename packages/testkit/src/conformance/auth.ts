@@ -7,7 +7,8 @@ import { expectError, expectStatus } from './expectations.js';
 
 export function defineAuthTests(getApi: () => Api): void {
   describe('authentication', () => {
-    it('every operation without Authorization is 401 unauthenticated and does nothing', async () => {
+    it('every operation without Authorization is 401 unauthenticated and does ' +
+      'nothing', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'kept');
@@ -71,14 +72,16 @@ export function defineAuthTests(getApi: () => Api): void {
       }
     });
 
-    it('authentication comes before spool lookup: an unknown spool without a key is 401', async () => {
+    it('authentication comes before spool lookup: an unknown spool without a key is ' +
+      '401', async () => {
       const api = getApi();
       const path = `/spools/nospool-${api.target.newQueueName()}`;
       const response = await api.call('GET', path, { auth: false });
       expectError(response, 401, 'unauthenticated');
     });
 
-    it('a bearer key is checked as the variant says (local: any key; hosted: unknown key 401)', async () => {
+    it('a bearer key is checked as the variant says (local: any key; hosted: unknown key ' +
+      '401)', async () => {
       const api = getApi();
       const auth = 'Bearer not-a-real-key-0123456789';
       const response = await api.call('GET', api.spoolPath(), { auth });

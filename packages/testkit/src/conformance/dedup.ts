@@ -33,7 +33,8 @@ function expectDedupHit(response: RawResponse, originalId: string): void {
 
 export function defineDedupTests(getApi: () => Api): void {
   describe('dedup', () => {
-    it('a repeat Svc-Dedup-String inside the window answers 200 with the original id and appends nothing', async () => {
+    it('a repeat Svc-Dedup-String inside the window answers 200 with the original id and appends ' +
+      'nothing', async () => {
       const api = getApi();
       const queue = await api.createQueue({ dedupWindowSeconds: 300 });
       const originalId = await api.sendOk(queue, 'first', { 'Svc-Dedup-String': 'order-17' });
@@ -53,7 +54,8 @@ export function defineDedupTests(getApi: () => Api): void {
       expect(upper).not.toBe(lower);
     });
 
-    it('Svc-Dedup-Hash interoperates with Svc-Dedup-String (sha256 first 16 bytes), hex case-insensitive', async () => {
+    it('Svc-Dedup-Hash interoperates with Svc-Dedup-String (sha256 first 16 bytes), hex ' +
+      'case-insensitive', async () => {
       const api = getApi();
       const queue = await api.createQueue({ dedupWindowSeconds: 300 });
       const byString = await api.sendOk(queue, 's', { 'Svc-Dedup-String': 'invoice-1' });
@@ -73,7 +75,8 @@ export function defineDedupTests(getApi: () => Api): void {
       expect((await api.listMessagesOk(queue)).items).toHaveLength(2);
     });
 
-    it('accepts a 128-char key of printable ASCII; refuses empty, repeated, too long, or non-printable keys', async () => {
+    it('accepts a 128-char key of printable ASCII; refuses empty, repeated, too long, or ' +
+      'non-printable keys', async () => {
       const api = getApi();
       const queue = await api.createQueue({ dedupWindowSeconds: 300 });
       let printable = '';
@@ -148,7 +151,8 @@ export function defineDedupTests(getApi: () => Api): void {
       expectStatus(accepted, 201);
     });
 
-    it('a message cancelled through its send handle stays the window original; so does an acked one', async () => {
+    it('a message cancelled through its send handle stays the window original; so does an acked ' +
+      'one', async () => {
       const api = getApi();
       const queue = await api.createQueue({ dedupWindowSeconds: 300 });
       const cancelled = await api.sendWithHandle(queue, 'cancel me', byKey('cancelled'));
@@ -161,7 +165,8 @@ export function defineDedupTests(getApi: () => Api): void {
       expect((await api.listMessagesOk(queue)).items).toEqual([]);
     });
 
-    it('changing dedupWindowSeconds forgets every key; setting the current value changes nothing', async () => {
+    it('changing dedupWindowSeconds forgets every key; setting the current value changes ' +
+      'nothing', async () => {
       const api = getApi();
       const queue = await api.createQueue({ dedupWindowSeconds: 60 });
       const first = await api.sendOk(queue, 'x', { 'Svc-Dedup-String': 'k' });
@@ -176,7 +181,8 @@ export function defineDedupTests(getApi: () => Api): void {
       expectError(await api.send(queue, 'x', { 'Svc-Dedup-String': 'k' }), 400, 'dedup_disabled');
     });
 
-    it('ack-and-send with a dedup hit is 409 dedup_claimed with details.messageId, and acks nothing', async () => {
+    it('ack-and-send with a dedup hit is 409 dedup_claimed with details.messageId, and acks ' +
+      'nothing', async () => {
       const api = getApi();
       const source = await api.createQueue();
       const target = await api.createQueue({ dedupWindowSeconds: 300 });
@@ -201,7 +207,8 @@ export function defineDedupTests(getApi: () => Api): void {
       expect((await api.queueStats(source)).ackedTotal).toBe(1);
     });
 
-    it('ack-and-send with a dedup header into a queue without a window is 400 dedup_disabled', async () => {
+    it('ack-and-send with a dedup header into a queue without a window is 400 ' +
+      'dedup_disabled', async () => {
       const api = getApi();
       const source = await api.createQueue();
       const target = await api.createQueue();

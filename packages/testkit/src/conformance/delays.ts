@@ -46,7 +46,8 @@ async function receiveEventually(api: Api, queue: string): Promise<string> {
 
 export function defineDelayTests(getApi: () => Api): void {
   describe('delays', () => {
-    it('Svc-Delay-Seconds makes a sent message delayed with a visibleAt, not receivable yet', async () => {
+    it('Svc-Delay-Seconds makes a sent message delayed with a visibleAt, not receivable ' +
+      'yet', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const start = Date.now();
@@ -63,7 +64,8 @@ export function defineDelayTests(getApi: () => Api): void {
       expect((await api.recvOk(queue)).messageId).toBe(immediate);
     });
 
-    it('Svc-Delay-Seconds accepts 604800 and refuses anything but plain digits within 0..604800', async () => {
+    it('Svc-Delay-Seconds accepts 604800 and refuses anything but plain digits within ' +
+      '0..604800', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const start = Date.now();
@@ -78,7 +80,8 @@ export function defineDelayTests(getApi: () => Api): void {
       expect((await api.listMessagesOk(queue)).items).toHaveLength(1);
     });
 
-    it('a delayed message becomes receivable once its delay elapses, keeping its send handle', async () => {
+    it('a delayed message becomes receivable once its delay elapses, keeping its send ' +
+      'handle', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent = await api.sendWithHandle(queue, 'soon', { 'Svc-Delay-Seconds': '1' });
@@ -112,7 +115,8 @@ export function defineDelayTests(getApi: () => Api): void {
       });
     });
 
-    it('release with Svc-Delay 90s, 1h30m and 168h delays the message by that much, spending no retry', async () => {
+    it('release with Svc-Delay 90s, 1h30m and 168h delays the message by that much, spending no ' +
+      'retry', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const cases: ReadonlyArray<readonly [string, number]> = [
@@ -136,7 +140,8 @@ export function defineDelayTests(getApi: () => Api): void {
       });
     });
 
-    it('release with Svc-Delay 500ms and 1s returns the messages once the delays elapse', async () => {
+    it('release with Svc-Delay 500ms and 1s returns the messages once the delays ' +
+      'elapse', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'half');
@@ -147,7 +152,8 @@ export function defineDelayTests(getApi: () => Api): void {
       expect(received.sort()).toEqual(['half', 'one']);
     });
 
-    it('release refuses malformed or too long durations with 400 invalid_argument, leaving the lease valid', async () => {
+    it('release refuses malformed or too long durations with 400 invalid_argument, leaving the ' +
+      'lease valid', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const messageId = await api.sendOk(queue, 'stay');

@@ -33,7 +33,8 @@ export function defineDrainTests(getApi: () => Api): void {
       expectStatus(await api.putQueue(queue), 201);
     });
 
-    it('a drain with a backlog answers 202; the queue refuses sends, stays consumable, then leaves', async () => {
+    it('a drain with a backlog answers 202; the queue refuses sends, stays consumable, then ' +
+      'leaves', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'one');
@@ -80,7 +81,8 @@ export function defineDrainTests(getApi: () => Api): void {
       await waitUntilGone(api, target);
     });
 
-    it('failed messages block a drain until recovered or discarded; recover works while draining', async () => {
+    it('failed messages block a drain until recovered or discarded; recover works while ' +
+      'draining', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'fails-1');

@@ -18,7 +18,8 @@ const staleLease = 'A'.repeat(40);
 
 export function defineErrorTests(getApi: () => Api): void {
   describe('errors: routing and validation order', () => {
-    it('an unknown path answers 404 not_found with the JSON error body, inside or outside /v1', async () => {
+    it('an unknown path answers 404 not_found with the JSON error body, inside or outside ' +
+      '/v1', async () => {
       const api = getApi();
       expectError(await api.call('GET', '/nothing-here'), 404, 'not_found');
       expectError(await api.call('GET', api.spoolPath('/queues/x/y/z')), 404, 'not_found');
@@ -27,7 +28,8 @@ export function defineErrorTests(getApi: () => Api): void {
       expectError(await api.callUrl('GET', api.rootUrl('/favicon.ico')), 404, 'not_found');
     });
 
-    it('an unknown path is 404 even without credentials (route before authentication)', async () => {
+    it('an unknown path is 404 even without credentials (route before ' +
+      'authentication)', async () => {
       const api = getApi();
       expectError(await api.call('GET', '/nothing-here', { auth: false }), 404, 'not_found');
     });
@@ -122,7 +124,8 @@ export function defineErrorTests(getApi: () => Api): void {
       expectUnknownHeader(oversized, 'Svc-Bogus');
     });
 
-    it('header errors come before token verification: a bad Svc-Delay with a stale lease is 400', async () => {
+    it('header errors come before token verification: a bad Svc-Delay with a stale lease is ' +
+      '400', async () => {
       const api = getApi();
       expectInvalidArgument(await api.release(staleLease, '1.5s'), 'Svc-Delay');
       const bogus = { 'Svc-Lease': staleLease, 'Svc-Bogus': '1' };
@@ -134,7 +137,8 @@ export function defineErrorTests(getApi: () => Api): void {
       expectGone(await api.release(staleLease, '1s'), 'stale');
     });
 
-    it('length errors come before token verification: ack-and-send with a stale lease is 411 or 413', async () => {
+    it('length errors come before token verification: ack-and-send with a stale lease is 411 or ' +
+      '413', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const unframed = await api.call('POST', api.queuePath(queue, '/ack-and-send'), {

@@ -41,7 +41,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expectNoContent(await api.failureHead(queue));
     });
 
-    it('the head is the oldest failed message with Svc-Lease, Svc-Message-Id, Svc-Retry-Count and no-store', async () => {
+    it('the head is the oldest failed message with Svc-Lease, Svc-Message-Id, Svc-Retry-Count ' +
+      'and no-store', async () => {
       const api = getApi();
       const { queue, first } = await queueWithTwoFailures(api);
       const response = await api.failureHead(queue);
@@ -53,7 +54,8 @@ export function defineFailureTests(getApi: () => Api): void {
       deliveryOf(response);
     });
 
-    it('repeated head reads return the same message until it is recovered or discarded, consuming nothing', async () => {
+    it('repeated head reads return the same message until it is recovered or discarded, ' +
+      'consuming nothing', async () => {
       const api = getApi();
       const { queue, first } = await queueWithTwoFailures(api);
       for (let read = 0; read < 3; read += 1) {
@@ -65,7 +67,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expect(stats).toMatchObject({ failed: 2, total: 2, pending: 0 });
     });
 
-    it('a failure lease is refused by ack, nack, release, fail, renew and peek with 400 token_kind', async () => {
+    it('a failure lease is refused by ack, nack, release, fail, renew and peek with 400 ' +
+      'token_kind', async () => {
       const api = getApi();
       const { queue, first } = await queueWithTwoFailures(api);
       const failureLease = deliveryOf(await api.failureHead(queue)).lease;
@@ -79,7 +82,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expect((await api.queueStats(queue)).ackedTotal).toBe(0);
     });
 
-    it('discard with the failure lease removes the head; the next read returns the next failure; reuse is 410', async () => {
+    it('discard with the failure lease removes the head; the next read returns the next failure; ' +
+      'reuse is 410', async () => {
       const api = getApi();
       const { queue, first, second } = await queueWithTwoFailures(api);
       const failureLease = deliveryOf(await api.failureHead(queue)).lease;
@@ -95,7 +99,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expect(stats).toMatchObject({ total: 0, failed: 0, discardedTotal: 2 });
     });
 
-    it('recover with the failure lease returns the message visible with retries reset; the lease is used up', async () => {
+    it('recover with the failure lease returns the message visible with retries reset; the lease ' +
+      'is used up', async () => {
       const api = getApi();
       const { queue, first } = await queueWithTwoFailures(api);
       const failureLease = deliveryOf(await api.failureHead(queue)).lease;
@@ -108,7 +113,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expect(delivery.payload.toString()).toBe('first-failure');
     });
 
-    it('recover with a listing handle returns the message; the handle is then fenced (410)', async () => {
+    it('recover with a listing handle returns the message; the handle is then fenced ' +
+      '(410)', async () => {
       const api = getApi();
       const { queue, second } = await queueWithTwoFailures(api);
       const failed = await api.listMessagesOk(queue, '?state=failed&handle=true');
@@ -142,7 +148,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expect((await api.recv(queue, 0)).status).toBe(204);
     });
 
-    it('recover refuses both tokens or neither (400 invalid_argument) and a delivery lease (400 token_kind)', async () => {
+    it('recover refuses both tokens or neither (400 invalid_argument) and a delivery lease (400 ' +
+      'token_kind)', async () => {
       const api = getApi();
       const { queue, first } = await queueWithTwoFailures(api);
       const failureLease = deliveryOf(await api.failureHead(queue)).lease;
@@ -163,7 +170,8 @@ export function defineFailureTests(getApi: () => Api): void {
       expect((await api.messageById(queue, first))?.state).toBe('failed');
     });
 
-    it('discard with a listing handle removes a failed message and counts discardedTotal', async () => {
+    it('discard with a listing handle removes a failed message and counts ' +
+      'discardedTotal', async () => {
       const api = getApi();
       const { queue, first } = await queueWithTwoFailures(api);
       const item = (await api.listMessagesOk(queue, '?state=failed&handle=true')).items.find(

@@ -36,7 +36,8 @@ function expectFenced(response: RawResponse): void {
 
 export function defineHandleTests(getApi: () => Api): void {
   describe('handles: peek, inspect, discard, fencing', () => {
-    it('peek answers the payload, Svc-Message-Id, Svc-Message-State, Svc-Retry-Count, no-store, and moves nothing', async () => {
+    it('peek answers the payload, Svc-Message-Id, Svc-Message-State, Svc-Retry-Count, no-store, ' +
+      'and moves nothing', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent = await api.sendWithHandle(queue, 'look, no hands');
@@ -58,7 +59,8 @@ export function defineHandleTests(getApi: () => Api): void {
       expect(peeked).toEqual({ state: 'visible', retries: '0' });
     });
 
-    it('a send handle is fenced once the message is delivered: peek and discard answer 410', async () => {
+    it('a send handle is fenced once the message is delivered: peek and discard answer ' +
+      '410', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent = await api.sendWithHandle(queue, 'delivered');
@@ -71,7 +73,8 @@ export function defineHandleTests(getApi: () => Api): void {
       expect((await api.messageById(queue, sent.messageId))?.state).toBe('visible');
     });
 
-    it('a listing handle minted while pending peeks as pending while that delivery lasts, then 410', async () => {
+    it('a listing handle minted while pending peeks as pending while that delivery lasts, then ' +
+      '410', async () => {
       const api = getApi();
       const queue = await api.createQueue({ maxRetries: 3 });
       const messageId = await api.sendOk(queue, 'leased');
@@ -100,7 +103,8 @@ export function defineHandleTests(getApi: () => Api): void {
       expectFenced(await api.peek(handle));
     });
 
-    it('discard with a handle on a pending message is 409 message_leased and leaves it leased', async () => {
+    it('discard with a handle on a pending message is 409 message_leased and leaves it ' +
+      'leased', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const messageId = await api.sendOk(queue, 'busy');
@@ -111,7 +115,8 @@ export function defineHandleTests(getApi: () => Api): void {
       expectNoContent(await api.ack(delivery.lease));
     });
 
-    it('discard with a send handle cancels the message before its first delivery; reuse is 410', async () => {
+    it('discard with a send handle cancels the message before its first delivery; reuse is ' +
+      '410', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent = await api.sendWithHandle(queue, 'never mind');

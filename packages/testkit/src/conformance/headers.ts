@@ -15,7 +15,8 @@ import {
 
 export function defineHeaderTests(getApi: () => Api): void {
   describe('headers', () => {
-    it('a Svc-* header no operation defines is 400 unknown_header on every kind of operation', async () => {
+    it('a Svc-* header no operation defines is 400 unknown_header on every kind of ' +
+      'operation', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'x');

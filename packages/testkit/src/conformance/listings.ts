@@ -63,7 +63,8 @@ function expectMessageItem(item: MessageItem): void {
 
 export function defineListingTests(getApi: () => Api): void {
   describe('listings: queues', () => {
-    it('lists queues by name in byte order, paged by limit, with next absent on the last page', async () => {
+    it('lists queues by name in byte order, paged by limit, with next absent on the last ' +
+      'page', async () => {
       const api = getApi();
       const base = api.target.newQueueName();
       const suffixes = ['b', 'A', 'a', '_', '0', ':'];
@@ -110,7 +111,8 @@ export function defineListingTests(getApi: () => Api): void {
       expect(await names(`${base.slice(1)}-[ab]e`)).toEqual([`${base}-beta`]);
     });
 
-    it('an invalid match or syntax RE2 lacks (lookaround, backreference) is 400 invalid_argument', async () => {
+    it('an invalid match or syntax RE2 lacks (lookaround, backreference) is 400 ' +
+      'invalid_argument', async () => {
       const api = getApi();
       const patterns = [
         '(', '[a-', 'x{2,1}', 'a**', '\\', '(?=a)', '(?!a)b', '(?<=a)b', '(a)\\1', '*',
@@ -123,7 +125,8 @@ export function defineListingTests(getApi: () => Api): void {
       }
     });
 
-    it('a paged walk never repeats or skips a queue that exists throughout, while others come and go', async () => {
+    it('a paged walk never repeats or skips a queue that exists throughout, while others come ' +
+      'and go', async () => {
       const api = getApi();
       const base = api.target.newQueueName();
       const stable = ['b', 'd', 'f', 'h', 'j', 'l'].map((suffix) => `${base}-${suffix}`);
@@ -185,7 +188,8 @@ export function defineListingTests(getApi: () => Api): void {
   });
 
   describe('listings: messages', () => {
-    it('lists messages in send order with no payloads, paged, next absent at the end, Cache-Control no-store', async () => {
+    it('lists messages in send order with no payloads, paged, next absent at the end, ' +
+      'Cache-Control no-store', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const ids: string[] = [];
@@ -215,7 +219,8 @@ export function defineListingTests(getApi: () => Api): void {
       }
     });
 
-    it('filters by state and shows visibleAt, leaseExpiresAt and expiresAt only where they apply', async () => {
+    it('filters by state and shows visibleAt, leaseExpiresAt and expiresAt only where they ' +
+      'apply', async () => {
       const api = getApi();
       const queue = await api.createQueue({ leaseTimeoutSeconds: 300 });
       const failedId = await api.sendOk(queue, 'to fail');
@@ -295,7 +300,8 @@ export function defineListingTests(getApi: () => Api): void {
       expectError(await api.listMessages(api.target.newQueueName()), 404, 'queue_not_found');
     });
 
-    it('a paged walk never repeats or skips a message that exists throughout, while others come and go', async () => {
+    it('a paged walk never repeats or skips a message that exists throughout, while others come ' +
+      'and go', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent: Array<{ messageId: string; handle: string }> = [];

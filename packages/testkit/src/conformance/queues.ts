@@ -71,7 +71,8 @@ const badFieldValues: ReadonlyArray<readonly [string, unknown, string]> = [
 
 export function defineQueueTests(getApi: () => Api): void {
   describe('queues: create, describe, update, delete', () => {
-    it('PUT with no body creates the queue with the default settings (201 Queue object)', async () => {
+    it('PUT with no body creates the queue with the default settings (201 Queue ' +
+      'object)', async () => {
       const api = getApi();
       const name = api.target.newQueueName();
       const response = await api.putQueue(name);
@@ -143,7 +144,8 @@ export function defineQueueTests(getApi: () => Api): void {
       expect(described.settings.maxRetries).toBe(10);
     });
 
-    it('names: 63 characters and the whole charset are accepted, 64 characters are 400', async () => {
+    it('names: 63 characters and the whole charset are accepted, 64 characters are ' +
+      '400', async () => {
       const api = getApi();
       const base = api.target.newQueueName();
       const name63 = `${base}-${'x'.repeat(62 - base.length)}`;
@@ -167,7 +169,8 @@ export function defineQueueTests(getApi: () => Api): void {
       }
     });
 
-    it('GET describe of an unknown queue is 404 queue_not_found; of an unknown spool 404 spool_not_found', async () => {
+    it('GET describe of an unknown queue is 404 queue_not_found; of an unknown spool 404 ' +
+      'spool_not_found', async () => {
       const api = getApi();
       expectError(await api.describeQueue(api.target.newQueueName()), 404, 'queue_not_found');
       const name = api.target.newQueueName();
@@ -180,7 +183,8 @@ export function defineQueueTests(getApi: () => Api): void {
       expectError(missingSpool, 404, 'spool_not_found');
     });
 
-    it('create refuses out-of-range and wrong-type fields with 400 invalid_argument naming the field, creating nothing', async () => {
+    it('create refuses out-of-range and wrong-type fields with 400 invalid_argument naming the ' +
+      'field, creating nothing', async () => {
       const api = getApi();
       for (const [field, value, named] of badFieldValues) {
         const name = api.target.newQueueName();
@@ -206,7 +210,8 @@ export function defineQueueTests(getApi: () => Api): void {
       }
     });
 
-    it('create refuses a body that is not JSON or not an object with 400 invalid_json', async () => {
+    it('create refuses a body that is not JSON or not an object with 400 ' +
+      'invalid_json', async () => {
       const api = getApi();
       for (const text of ['{', '[]', '5', '"text"', 'null', '{"maxRetries": 1,}']) {
         const name = api.target.newQueueName();
@@ -218,7 +223,8 @@ export function defineQueueTests(getApi: () => Api): void {
       }
     });
 
-    it('create with a body that is not application/json is 415 unsupported_media_type', async () => {
+    it('create with a body that is not application/json is 415 ' +
+      'unsupported_media_type', async () => {
       const api = getApi();
       const types = ['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream'];
       for (const type of types) {
@@ -287,7 +293,8 @@ export function defineQueueTests(getApi: () => Api): void {
       });
     });
 
-    it('PATCH validates like create: 400 invalid_argument, unknown_field, invalid_json, 415, and changes nothing', async () => {
+    it('PATCH validates like create: 400 invalid_argument, unknown_field, invalid_json, 415, and ' +
+      'changes nothing', async () => {
       const api = getApi();
       const name = await api.createQueue();
       const before = await api.describeQueueOk(name);
@@ -324,7 +331,8 @@ export function defineQueueTests(getApi: () => Api): void {
       expectError(await api.patchQueue(api.target.newQueueName(), {}), 404, 'queue_not_found');
     });
 
-    it('DELETE mode=force on a queue answers 204, frees the name, and a recreation gets a new createdAt', async () => {
+    it('DELETE mode=force on a queue answers 204, frees the name, and a recreation gets a new ' +
+      'createdAt', async () => {
       const api = getApi();
       const name = await api.createQueue({ maxRetries: 1 });
       const first = await api.describeQueueOk(name);
@@ -343,7 +351,8 @@ export function defineQueueTests(getApi: () => Api): void {
       expectStatus(await api.recv(name, 0), 204);
     });
 
-    it('DELETE without mode or with a bad mode is 400 invalid_argument and deletes nothing', async () => {
+    it('DELETE without mode or with a bad mode is 400 invalid_argument and deletes ' +
+      'nothing', async () => {
       const api = getApi();
       const name = await api.createQueue();
       expectInvalidArgument(await api.deleteQueue(name), 'mode');

@@ -33,7 +33,8 @@ export function defineReceiveTests(getApi: () => Api): void {
       expectNoContent(await api.recv(queue, 0));
     });
 
-    it('answers 200 with the payload and Svc-Lease, Svc-Message-Id, Svc-Message-Retries, Svc-Lease-Expires-At', async () => {
+    it('answers 200 with the payload and Svc-Lease, Svc-Message-Id, Svc-Message-Retries, ' +
+      'Svc-Lease-Expires-At', async () => {
       const api = getApi();
       const queue = await api.createQueue({ leaseTimeoutSeconds: 120 });
       const messageId = await api.sendOk(queue, 'payload-1');
@@ -88,7 +89,8 @@ export function defineReceiveTests(getApi: () => Api): void {
       expectNoContent(await api.recv(queue, 0));
     });
 
-    it('puts a nacked or released message back at its place by send order, ahead of later sends', async () => {
+    it('puts a nacked or released message back at its place by send order, ahead of later ' +
+      'sends', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const first = await api.sendOk(queue, 'a');
@@ -106,7 +108,8 @@ export function defineReceiveTests(getApi: () => Api): void {
       expect((await api.recvOk(queue)).messageId).toBe(second);
     });
 
-    it('accepts waitSeconds 0..20 and refuses anything else with 400 invalid_argument', async () => {
+    it('accepts waitSeconds 0..20 and refuses anything else with 400 ' +
+      'invalid_argument', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       for (const bad of ['21', '-1', '1.5', 'abc', '+1', '', '1e1', '100000000000000000000']) {
@@ -180,7 +183,8 @@ export function defineReceiveTests(getApi: () => Api): void {
       });
     });
 
-    it('recvRateLimit: a receive the bucket refuses waits within waitSeconds for a refill', async () => {
+    it('recvRateLimit: a receive the bucket refuses waits within waitSeconds for a ' +
+      'refill', async () => {
       const api = getApi();
       const queue = await api.createQueue({ recvRateLimit: { intervalMicros: 200_000, burst: 1 } });
       await api.sendOk(queue, 'first');
@@ -192,7 +196,8 @@ export function defineReceiveTests(getApi: () => Api): void {
       expect(response.body.toString()).toBe('second');
     });
 
-    it('recvRateLimit: a new queue releases its burst, then answers 204 within waitSeconds=0', async () => {
+    it('recvRateLimit: a new queue releases its burst, then answers 204 within ' +
+      'waitSeconds=0', async () => {
       const api = getApi();
       // One token per ten minutes: nothing refills while the test runs.
       const queue = await api.createQueue({

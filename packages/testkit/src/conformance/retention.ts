@@ -37,7 +37,8 @@ export function defineRetentionTests(getApi: () => Api): void {
       expect(settings.effectiveRetentionSeconds).toBe(api.capabilities.retentionLimitSeconds);
     });
 
-    it('accepts 60 and the plan limit; above the limit is 403 retention_limit on create and update', async () => {
+    it('accepts 60 and the plan limit; above the limit is 403 retention_limit on create and ' +
+      'update', async () => {
       const api = getApi();
       const limit = api.capabilities.retentionLimitSeconds;
       const low = await api.createQueue({ retentionSeconds: 60 });

@@ -34,7 +34,8 @@ export function defineSendTests(getApi: () => Api): void {
       expect(header(explicit, 'svc-handle')).toBeUndefined();
     });
 
-    it('handle=true adds a Svc-Handle token; a non-boolean handle is 400 and appends nothing', async () => {
+    it('handle=true adds a Svc-Handle token; a non-boolean handle is 400 and appends ' +
+      'nothing', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const response = await api.send(queue, 'x', {}, '?handle=true');
@@ -82,7 +83,8 @@ export function defineSendTests(getApi: () => Api): void {
       expect(Buffer.compare(delivery.payload, Buffer.from(payload))).toBe(0);
     });
 
-    it('answers 413 message_too_large from Content-Length alone, before any body byte is sent', async () => {
+    it('answers 413 message_too_large from Content-Length alone, before any body byte is ' +
+      'sent', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const limitBytes = api.capabilities.messageSizeLimitBytes;
@@ -139,7 +141,8 @@ export function defineSendTests(getApi: () => Api): void {
       expect(listed).toEqual(ids);
     });
 
-    it('gives ids unique within the spool: across queues and across a queue recreated under its name', async () => {
+    it('gives ids unique within the spool: across queues and across a queue recreated under its ' +
+      'name', async () => {
       const api = getApi();
       const one = await api.createQueue();
       const two = await api.createQueue();
@@ -150,7 +153,8 @@ export function defineSendTests(getApi: () => Api): void {
       expect(new Set(ids).size).toBe(ids.length);
     });
 
-    it('to an unknown queue is 404 queue_not_found; to an unknown spool 404 spool_not_found', async () => {
+    it('to an unknown queue is 404 queue_not_found; to an unknown spool 404 ' +
+      'spool_not_found', async () => {
       const api = getApi();
       const missing = api.target.newQueueName();
       const response = await api.send(missing, 'x');

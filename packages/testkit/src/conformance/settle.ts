@@ -14,7 +14,8 @@ import {
 
 export function defineSettleTests(getApi: () => Api): void {
   describe('settle: ack, nack, release, fail, discard, renew', () => {
-    it('ack answers 204, removes the message and counts ackedTotal; a second ack is 410 settled', async () => {
+    it('ack answers 204, removes the message and counts ackedTotal; a second ack is 410 ' +
+      'settled', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'done');
@@ -84,7 +85,8 @@ export function defineSettleTests(getApi: () => Api): void {
       expect(await api.queueStats(queue)).toMatchObject({ nackedTotal: 1, failedTotal: 1 });
     });
 
-    it('release answers 204 and returns the message without spending a retry, counting releasedTotal', async () => {
+    it('release answers 204 and returns the message without spending a retry, counting ' +
+      'releasedTotal', async () => {
       const api = getApi();
       const queue = await api.createQueue({ maxRetries: 0 });
       const messageId = await api.sendOk(queue, 'again-and-again');
@@ -126,7 +128,8 @@ export function defineSettleTests(getApi: () => Api): void {
       expect(stats).toMatchObject({ failed: 1, total: 1, failedTotal: 1, nackedTotal: 1 });
     });
 
-    it('discard with a lease answers 204, removes the message and counts discardedTotal, not ackedTotal', async () => {
+    it('discard with a lease answers 204, removes the message and counts discardedTotal, not ' +
+      'ackedTotal', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'drop');
@@ -138,7 +141,8 @@ export function defineSettleTests(getApi: () => Api): void {
       expectGone(await api.ack(delivery.lease), 'settled');
     });
 
-    it('discard with both Svc-Lease and Svc-Handle, or neither, is 400 invalid_argument', async () => {
+    it('discard with both Svc-Lease and Svc-Handle, or neither, is 400 ' +
+      'invalid_argument', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent = await api.sendWithHandle(queue, 'both');
@@ -161,7 +165,8 @@ export function defineSettleTests(getApi: () => Api): void {
       }
     });
 
-    it('renew answers 204 with a fresh Svc-Lease-Expires-At and the same lease still settles', async () => {
+    it('renew answers 204 with a fresh Svc-Lease-Expires-At and the same lease still ' +
+      'settles', async () => {
       const api = getApi();
       const queue = await api.createQueue({ leaseTimeoutSeconds: 60 });
       await api.sendOk(queue, 'slow work');

@@ -66,7 +66,8 @@ const countFields = [
 
 export function defineStatsTests(getApi: () => Api): void {
   describe('spool description and stats', () => {
-    it('GET /spools/{spool} answers name, queueCount and stats with sampledAt and startedAt', async () => {
+    it('GET /spools/{spool} answers name, queueCount and stats with sampledAt and ' +
+      'startedAt', async () => {
       const api = getApi();
       await api.createQueue();
       const spool = await describeSpoolOk(api);
@@ -149,7 +150,8 @@ export function defineStatsTests(getApi: () => Api): void {
       expect(await api.queueStats(queue)).toEqual({ ...afterAckAndSend, failed: 0, visible: 3 });
     });
 
-    it('/stats answers the rollup and queue entries from one snapshot: rollup counts are the sum', async () => {
+    it('/stats answers the rollup and queue entries from one snapshot: rollup counts are the ' +
+      'sum', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       await api.sendOk(queue, 'counted');
@@ -174,7 +176,8 @@ export function defineStatsTests(getApi: () => Api): void {
       for (const field of statsFields) expect(Number.isInteger(rollup[field])).toBe(true);
     });
 
-    it('/stats filters by repeatable queue names (unknown names absent), by match, and pages by name', async () => {
+    it('/stats filters by repeatable queue names (unknown names absent), by match, and pages by ' +
+      'name', async () => {
       const api = getApi();
       const base = api.target.newQueueName();
       const names = ['a', 'b', 'c'].map((suffix) => `${base}-${suffix}`);

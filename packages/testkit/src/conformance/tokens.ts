@@ -53,7 +53,8 @@ export function defineTokenTests(getApi: () => Api): void {
       expectNoContent(await api.ack(delivery.lease));
     });
 
-    it('a handle where a lease is expected, or a lease where a handle is expected, is 400 token_kind', async () => {
+    it('a handle where a lease is expected, or a lease where a handle is expected, is 400 ' +
+      'token_kind', async () => {
       const api = getApi();
       const queue = await api.createQueue();
       const sent = await api.sendWithHandle(queue, 'kinds');
@@ -109,7 +110,8 @@ export function defineTokenTests(getApi: () => Api): void {
       expect(fresh.retries).toBe(0);
     });
 
-    it('a timed-out lease is 410 expired; the timeout acts as a nack (retry counted, failed when exhausted)', async () => {
+    it('a timed-out lease is 410 expired; the timeout acts as a nack (retry counted, failed when ' +
+      'exhausted)', async () => {
       const api = getApi();
       const retrying = await api.createQueue({ leaseTimeoutSeconds: 1, maxRetries: 5 });
       const exhausted = await api.createQueue({ leaseTimeoutSeconds: 1, maxRetries: 0 });
@@ -148,7 +150,8 @@ export function defineTokenTests(getApi: () => Api): void {
       expectNoContent(await api.ack(redelivery.lease));
     });
 
-    it('a changed leaseTimeoutSeconds applies to leases issued afterwards, not to earlier ones', async () => {
+    it('a changed leaseTimeoutSeconds applies to leases issued afterwards, not to earlier ' +
+      'ones', async () => {
       const api = getApi();
       const queue = await api.createQueue({ leaseTimeoutSeconds: 300 });
       const earlyId = await api.sendOk(queue, 'early');

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PayloadError } from '@spoolmq/engine';
 import { PayloadCache, SegmentStore } from '@spoolmq/member';
-import { EntryType, LevelStorageEngine } from '@spoolmq/raft';
+import { EntryType, LevelStorageEngine, Prng } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
 import { corruptPayloadRecords, corruptStoredEntries } from '../../src/chaos/bad-bytes.js';
-import { Prng } from '../../src/chaos/prng.js';
 
 const directories: string[] = [];
 

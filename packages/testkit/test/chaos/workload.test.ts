@@ -2,7 +2,7 @@
 // keys where windows are, and every consumer action reachable.
 
 import { describe, expect, it } from 'vitest';
-import { Prng } from '../../src/chaos/prng.js';
+import { Prng } from '@spoolmq/raft';
 import {
   CONSUMER_ACTIONS,
   type ConsumerAction,

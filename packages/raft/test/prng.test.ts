@@ -1,7 +1,7 @@
 // The seeded generator: same seed, same stream; ranges respected; weighted picks follow weights.
 
 import { describe, expect, it } from 'vitest';
-import { Prng, pickWeighted } from '../../src/chaos/prng.js';
+import { Prng, pickWeighted } from '../src/prng.js';
 
 describe('Prng', () => {
   it('replays a stream from its seed and differs across seeds', () => {

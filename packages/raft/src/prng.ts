@@ -1,8 +1,10 @@
-// Seeded pseudo-random numbers for chaos schedules and workloads: xoshiro128** seeded through
-// splitmix32, copied from packages/raft/test/sim/prng.ts so one 32-bit seed replays a schedule
-// and a workload's choices bit for bit. Never Math.random.
+// Seeded pseudo-random numbers, the one generator of the project's simulations: the Raft
+// simulator (raft/test/sim) and the chaos schedules and workloads (testkit/src/chaos) draw from
+// it. xoshiro128** seeded through splitmix32, so one 32-bit seed replays a run bit for bit. Never
+// Math.random.
 
 import assert from 'node:assert/strict';
+import { defined } from './core/assert.js';
 
 function splitmix32(state: { s: number }): number {
   state.s = (state.s + 0x9e3779b9) | 0;
@@ -69,7 +71,7 @@ export class Prng {
   /** One element, uniformly; the list must not be empty. */
   pick<T>(items: readonly T[]): T {
     assert(items.length > 0, 'Prng.pick: empty list');
-    return items[this.int(items.length)]!;
+    return defined(items[this.int(items.length)], 'index in range');
   }
 
   /** A copy of `items` in a uniformly random order (Fisher-Yates). */
@@ -77,7 +79,7 @@ export class Prng {
     const out = [...items];
     for (let i = out.length - 1; i > 0; i -= 1) {
       const j = this.int(i + 1);
-      [out[i], out[j]] = [out[j]!, out[i]!];
+      [out[i], out[j]] = [defined(out[j], 'j in range'), defined(out[i], 'i in range')];
     }
     return out;
   }
@@ -98,10 +100,10 @@ export function pickWeighted(prng: Prng, weights: readonly number[]): number {
   assert(sum > 0, 'pickWeighted: all weights are zero');
   let point = prng.next() * sum;
   for (let i = 0; i < weights.length; i += 1) {
-    point -= weights[i]!;
+    point -= defined(weights[i], 'weight');
     if (point < 0) return i;
   }
   // Rounding can leave point at exactly 0 past the last positive weight.
-  for (let i = weights.length - 1; i >= 0; i -= 1) if (weights[i]! > 0) return i;
+  for (let i = weights.length - 1; i >= 0; i -= 1) if (defined(weights[i], 'weight') > 0) return i;
   return 0;
 }
