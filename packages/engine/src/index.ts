@@ -16,7 +16,12 @@ export * from './commands.js';
 export { encodeCommand, decodeCommand } from './command-codec.js';
 export { CodecError } from './bytes.js';
 export { decodeSnapshot } from './snapshot.js';
-export { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
+export {
+  SnapshotWriter,
+  encodeReplicatedState,
+  encodeSnapshot,
+  type SnapshotSlice,
+} from './snapshot-writer.js';
 export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
 export { RATE_LIMITED, type ReceiveOutcome } from './primary.js';
 export type { HandedOffLease } from './hand-off.js';

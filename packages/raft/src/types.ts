@@ -65,10 +65,30 @@ export interface SnapshotMeta {
   readonly config: ClusterConfig;
 }
 
+/**
+ * A snapshot's state-machine bytes, as produced by the application, in the chunks they were
+ * produced, stored or received in: never joined into one buffer (a typed array has a length
+ * limit, and a state of gigabytes would need one that large).
+ */
+export type SnapshotChunks = readonly Uint8Array[];
+
 export interface Snapshot {
   readonly meta: SnapshotMeta;
-  /** State-machine bytes, as produced by the application's `snapshot()`. */
-  readonly data: Uint8Array;
+  readonly chunks: SnapshotChunks;
+  /** Total bytes of `chunks`. */
+  readonly dataBytes: number;
+}
+
+/** A snapshot of `chunks` (empty chunks dropped), with their total length. */
+export function snapshotOf(meta: SnapshotMeta, chunks: Iterable<Uint8Array>): Snapshot {
+  const kept: Uint8Array[] = [];
+  let dataBytes = 0;
+  for (const chunk of chunks) {
+    if (chunk.byteLength === 0) continue;
+    kept.push(chunk);
+    dataBytes += chunk.byteLength;
+  }
+  return { meta, chunks: kept, dataBytes };
 }
 
 export const enum MessageType {

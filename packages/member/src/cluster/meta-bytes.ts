@@ -80,12 +80,22 @@ export class MetaWriter {
   }
 }
 
+/**
+ * Reads a command (one buffer) or a snapshot (one buffer, or the chunks it is stored or
+ * received in). A value that straddles chunks is read from a buffer of the rest of the current
+ * chunk and the next ones: at most one value (64 KiB) more than a chunk, never the whole input.
+ */
 export class MetaReader {
-  private readonly view: DataView;
+  private data: Uint8Array;
+  private view: DataView;
   private offset = 0;
+  private readonly rest: Iterator<Uint8Array> | null;
 
-  constructor(private readonly data: Uint8Array) {
-    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  constructor(input: Uint8Array | Iterable<Uint8Array>) {
+    const whole = input instanceof Uint8Array;
+    this.rest = whole ? null : input[Symbol.iterator]();
+    this.data = whole ? input : new Uint8Array(0);
+    this.view = new DataView(this.data.buffer, this.data.byteOffset, this.data.byteLength);
   }
 
   u8(): number {
@@ -140,10 +150,43 @@ export class MetaReader {
 
   /** Throws unless every byte was read. */
   end(): void {
-    if (this.offset !== this.data.byteLength) throw new MetaCodecError('trailing bytes');
+    if (this.offset !== this.data.byteLength || this.nextChunk() !== null) {
+      throw new MetaCodecError('trailing bytes');
+    }
   }
 
   private need(bytes: number): void {
-    if (this.offset + bytes > this.data.byteLength) throw new MetaCodecError('truncated');
+    if (this.offset + bytes <= this.data.byteLength) return;
+    const parts = [this.data.subarray(this.offset)];
+    let have = parts[0]!.byteLength;
+    while (have < bytes) {
+      const chunk = this.nextChunk();
+      if (chunk === null) throw new MetaCodecError('truncated');
+      parts.push(chunk);
+      have += chunk.byteLength;
+    }
+    this.data = parts.length === 2 && parts[0]!.byteLength === 0 ? parts[1]! : concat(parts, have);
+    this.view = new DataView(this.data.buffer, this.data.byteOffset, this.data.byteLength);
+    this.offset = 0;
   }
+
+  /** The next non-empty chunk of a chunked input, or null at its end (or for one buffer). */
+  private nextChunk(): Uint8Array | null {
+    if (this.rest === null) return null;
+    for (;;) {
+      const next = this.rest.next();
+      if (next.done === true) return null;
+      if (next.value.byteLength > 0) return next.value;
+    }
+  }
+}
+
+function concat(parts: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
 }

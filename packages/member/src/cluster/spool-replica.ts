@@ -165,7 +165,10 @@ export class SpoolReplica implements StateMachine {
   private restores = 0;
   private payloadReadFailures = 0;
   private readonly payloads: ReplicaPayloadStore;
-  /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
+  /**
+   * The payload-store checkpoint of each snapshot taken or installed here, until it is saved,
+   * keyed by the snapshot's last chunk (the node stores and sends the chunks as it got them).
+   */
   private readonly checkpoints = new WeakMap<Uint8Array, number>();
   private readonly fetcher: PayloadFetcher;
   /** Which hand-off record, if any, the next opening takes over. */
@@ -342,9 +345,9 @@ export class SpoolReplica implements StateMachine {
     const writer: SnapshotWriter = this.engineValue.beginSnapshot();
     return {
       step: (budgetBytes) => {
-        const data = writer.step(budgetBytes);
-        if (data !== null) this.checkpoints.set(data, checkpoint);
-        return data;
+        const slice = writer.step(budgetBytes);
+        if (slice.done) this.checkpoints.set(slice.chunk, checkpoint);
+        return slice;
       },
       cancel: () => writer.cancel(),
     };
@@ -356,15 +359,17 @@ export class SpoolReplica implements StateMachine {
    * it comes from the leader: nothing stored here is referenced any more, and the payloads the
    * snapshot's messages need are fetched (see fetchMissing).
    */
-  restore(data: Uint8Array): void {
+  restore(chunks: Iterable<Uint8Array>): void {
     this.stepDown();
     const installed = this.nodeValue !== null;
-    if (installed) {
-      this.payloads.retireAll();
-      this.checkpoints.set(data, this.payloads.checkpoint());
+    if (installed) this.payloads.retireAll();
+    const read = lastChunkOf(chunks);
+    const engine = SpoolEngine.fromSnapshot(read, this.options.plan, this.payloads);
+    if (installed && read.last !== null) {
+      this.checkpoints.set(read.last, this.payloads.checkpoint());
     }
     this.handOffs.reset();
-    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan, this.payloads);
+    this.engineValue = engine;
     this.restores++;
     if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
@@ -491,7 +496,8 @@ export class SpoolReplica implements StateMachine {
       saveSnapshot: async (snapshot: Snapshot) => {
         await this.payloads.sync();
         await storage.saveSnapshot(snapshot);
-        const checkpoint = this.checkpoints.get(snapshot.data);
+        const last = snapshot.chunks[snapshot.chunks.length - 1];
+        const checkpoint = last === undefined ? undefined : this.checkpoints.get(last);
         if (checkpoint !== undefined) this.payloads.saved(checkpoint);
       },
       compact: (index) => storage.compact(index),
@@ -623,4 +629,20 @@ export class SpoolReplica implements StateMachine {
  */
 function owned(data: Uint8Array): Uint8Array {
   return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
+}
+
+/** `chunks` passed on as they are read, remembering the last one (the snapshot's key). */
+function lastChunkOf(chunks: Iterable<Uint8Array>): Iterable<Uint8Array> & {
+  last: Uint8Array | null;
+} {
+  const read = {
+    last: null as Uint8Array | null,
+    *[Symbol.iterator](): Iterator<Uint8Array> {
+      for (const chunk of chunks) {
+        if (chunk.byteLength > 0) read.last = chunk;
+        yield chunk;
+      }
+    },
+  };
+  return read;
 }

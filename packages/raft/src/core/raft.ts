@@ -24,6 +24,7 @@ import {
   type RequestVoteResponse,
   type RestoredState,
   type Snapshot,
+  snapshotOf,
   type StorageDamage,
 } from '../types.js';
 import { assert } from './assert.js';
@@ -39,7 +40,7 @@ import { EMPTY_CONFIG, Membership } from './membership.js';
 import { NEVER_TICK, Progress, type ProgressState } from './progress.js';
 import { quorumValue, tallyVotes } from './quorum.js';
 import type { Ready } from './ready.js';
-import { SnapshotReceiver } from './snapshot-receiver.js';
+import { SnapshotReceiver, sliceChunks } from './snapshot-receiver.js';
 
 export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
 
@@ -294,14 +295,14 @@ export class RaftCore {
    * (a few retained entries let slightly lagging followers catch up without a snapshot).
    * Returns the snapshot, which the driver must persist (storage.saveSnapshot).
    */
-  snapshotTaken(index: number, data: Uint8Array, retainEntries = 0): Snapshot {
+  snapshotTaken(index: number, chunks: Iterable<Uint8Array>, retainEntries = 0): Snapshot {
     assert(index <= this.log.applied(), `snapshot ${index} beyond applied ${this.log.applied()}`);
     assert(index > (this.snapshotValue?.meta.index ?? 0), `snapshot ${index} not newer`);
     assert(retainEntries >= 0, 'retainEntries must be >= 0');
     const term = this.log.term(index);
     assert(term !== undefined, `snapshot index ${index} below the log base`);
     const meta = { index, term, config: this.membership.configAt(index) };
-    const snapshot: Snapshot = { meta, data };
+    const snapshot = snapshotOf(meta, chunks);
     this.snapshotValue = snapshot;
     const compactTo = Math.max(this.log.baseIndex(), index - retainEntries);
     this.membership.onCompact(compactTo);
@@ -906,9 +907,9 @@ export class RaftCore {
       this.send(snapshotResponse(this, m.from, meta.index, received, false, true));
       return;
     }
-    const data = this.receiver.assemble();
+    const chunks = this.receiver.take();
     this.receiver = null;
-    this.installSnapshot({ meta, data });
+    this.installSnapshot(snapshotOf(meta, chunks));
     this.send(snapshotResponse(this, m.from, meta.index, received, true, true));
   }
 
@@ -1201,7 +1202,7 @@ export class RaftCore {
       pr.becomeSnapshot(snapshot.meta.index);
       offset = 0;
     }
-    const size = snapshot.data.byteLength;
+    const size = snapshot.dataBytes;
     const start = Math.min(offset, size);
     const end = Math.min(size, start + this.cfg.snapshotChunkBytes);
     const message: InstallSnapshot = {
@@ -1211,7 +1212,7 @@ export class RaftCore {
       term: this.termValue,
       meta: snapshot.meta,
       offset: start,
-      chunk: snapshot.data.subarray(start, end),
+      chunk: sliceChunks(snapshot.chunks, start, end),
       done: end === size,
     };
     this.send(message);

@@ -100,6 +100,11 @@ interface Watcher {
 interface SnapshotInProgress {
   readonly work: SnapshotWork;
   readonly index: number;
+  /**
+   * The chunks produced so far, kept as they came (the core holds the snapshot's chunks to
+   * send to followers; storage writes them as frames).
+   */
+  readonly chunks: Uint8Array[];
   /** The scheduled next slice; cleared on cancel so nothing runs after it. */
   next: NodeJS.Immediate | null;
 }
@@ -156,7 +161,7 @@ export class RaftNode {
       state = bootstrapState(opts.bootstrap);
       await opts.storage.save(state.hardState, state.entries);
     }
-    if (state.snapshot !== null) opts.stateMachine.restore(state.snapshot.data);
+    if (state.snapshot !== null) opts.stateMachine.restore(state.snapshot.chunks);
     return new RaftNode(opts, state);
   }
 
@@ -183,7 +188,7 @@ export class RaftNode {
     );
     this.applied = state.snapshot?.meta.index ?? 0;
     this.lastSnapshotIndex = this.applied;
-    this.lastSnapshotBytes = state.snapshot?.data.length ?? 0;
+    this.lastSnapshotBytes = state.snapshot?.dataBytes ?? 0;
     this.snapshotBaseIndex = this.applied;
     this.lastTickMs = opts.nowMs();
     this.ticker = setInterval(() => this.onTimer(), opts.tickMs);
@@ -461,10 +466,10 @@ export class RaftNode {
     // The work describes a state the restore replaces (and the core could not take it: its
     // index is behind the restored snapshot's), so abandon it before the state goes.
     this.cancelSnapshotWork();
-    this.opts.stateMachine.restore(snapshot.data);
+    this.opts.stateMachine.restore(snapshot.chunks);
     this.applied = snapshot.meta.index;
     this.lastSnapshotIndex = snapshot.meta.index;
-    this.lastSnapshotBytes = snapshot.data.length;
+    this.lastSnapshotBytes = snapshot.dataBytes;
     this.countSnapshotFrom(snapshot.meta.index);
     this.emit('config-change', null, snapshot.meta.config);
   }
@@ -518,7 +523,7 @@ export class RaftNode {
       return;
     }
     const data = stateMachine.snapshot();
-    const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
+    const snapshot = this.core.snapshotTaken(this.applied, [data], this.opts.retainEntries);
     this.countSnapshotFrom(this.applied);
     this.keepSnapshot(snapshot);
   }
@@ -529,7 +534,7 @@ export class RaftNode {
    * restarts now: the snapshot will describe this index, whatever is applied meanwhile.
    */
   private beginSnapshotWork(work: SnapshotWork): void {
-    const pending: SnapshotInProgress = { work, index: this.applied, next: null };
+    const pending: SnapshotInProgress = { work, index: this.applied, chunks: [], next: null };
     this.snapshotWork = pending;
     this.countSnapshotFrom(this.applied);
     this.scheduleSnapshotSlice(pending);
@@ -546,13 +551,14 @@ export class RaftNode {
     try {
       // Cancelling clears the scheduled slice, so only the live work of an open node gets here.
       assert(this.snapshotWork === pending && !this.closed, 'slice of abandoned snapshot work');
-      const data = pending.work.step(this.opts.snapshotSliceBytes);
-      if (data === null) {
+      const { chunk, done } = pending.work.step(this.opts.snapshotSliceBytes);
+      if (chunk.byteLength > 0) pending.chunks.push(chunk);
+      if (!done) {
         this.scheduleSnapshotSlice(pending);
         return;
       }
       this.snapshotWork = null;
-      this.finishSnapshotWork(pending.index, data);
+      this.finishSnapshotWork(pending.index, pending.chunks);
     } catch (error) {
       this.fail(error);
     }
@@ -563,8 +569,8 @@ export class RaftNode {
    * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
    * is newer than the latest snapshot (the core asserts it).
    */
-  private finishSnapshotWork(index: number, data: Uint8Array): void {
-    this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
+  private finishSnapshotWork(index: number, chunks: readonly Uint8Array[]): void {
+    this.keepSnapshot(this.core.snapshotTaken(index, chunks, this.opts.retainEntries));
   }
 
   /** Abandons the snapshot in progress: the state it describes was replaced, or the node stops. */
@@ -586,7 +592,7 @@ export class RaftNode {
   /** Records a snapshot taken here and writes it. */
   private keepSnapshot(snapshot: Snapshot): void {
     this.lastSnapshotIndex = snapshot.meta.index;
-    this.lastSnapshotBytes = snapshot.data.length;
+    this.lastSnapshotBytes = snapshot.dataBytes;
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
     const write = this.opts.storage.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>

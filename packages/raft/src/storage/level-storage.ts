@@ -34,7 +34,7 @@ import {
   encodeSnapshotRecord,
   type SnapshotRecord,
 } from './record-codec.js';
-import { SnapshotFiles, syncDirectory } from './snapshot-files.js';
+import { type SnapshotFileInfo, SnapshotFiles, syncDirectory } from './snapshot-files.js';
 import { StorageError } from './storage-error.js';
 import type { StorageStats } from './storage-stats.js';
 
@@ -274,9 +274,9 @@ class LevelGroupStorage implements GroupStorage {
       let snapshotFile: string | null = null;
       if (snapshotValue) {
         const record = this.decodeRecord(snapshotValue, options);
-        const data = record === null ? null : await this.readSnapshotFile(record, options);
-        if (data === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
-        snapshot = { meta: record!.meta, data };
+        const chunks = record === null ? null : await this.readSnapshotFile(record, options);
+        if (chunks === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
+        snapshot = { meta: record!.meta, chunks, dataBytes: record!.dataBytes };
         snapshotFile = record!.file;
       }
       const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
@@ -330,14 +330,9 @@ class LevelGroupStorage implements GroupStorage {
   private async readSnapshotFile(
     record: SnapshotRecord,
     options: LoadOptions,
-  ): Promise<Uint8Array | null> {
+  ): Promise<Uint8Array[] | null> {
     try {
-      return await this.context.files.read(
-        this.group,
-        record.file,
-        record.dataBytes,
-        record.dataCrc,
-      );
+      return await this.context.files.read(this.group, { ...record, format: record.format ?? 1 });
     } catch (error) {
       return this.corruptSnapshot(error, options);
     }
@@ -489,7 +484,7 @@ class LevelGroupStorage implements GroupStorage {
     let recorded: Promise<void> | null = null;
     const conflictDeleted = this.stage(CALL_OVERHEAD_BYTES, 0, true, (span, batch) => {
       const late = this.planSnapshot(span, batch, index, term);
-      const file = this.context.files.write(this.group, index, term, snapshot.data);
+      const file = this.context.files.write(this.group, index, term, snapshot.chunks);
       recorded = this.chainRecord(snapshot, file, late);
     });
     return conflictDeleted.then(() => recorded!);
@@ -565,7 +560,7 @@ class LevelGroupStorage implements GroupStorage {
   /** Stages the record once the file is durable and earlier records are staged. */
   private chainRecord(
     snapshot: Snapshot,
-    file: Promise<{ file: string; crc: number }>,
+    file: Promise<SnapshotFileInfo>,
     covered: IndexRange,
   ): Promise<void> {
     const staged = Promise.all([this.recordChain, file]).then(([, written]) => ({
@@ -579,7 +574,7 @@ class LevelGroupStorage implements GroupStorage {
 
   private stageRecord(
     snapshot: Snapshot,
-    written: { file: string; crc: number },
+    written: SnapshotFileInfo,
     covered: IndexRange,
   ): Promise<void> {
     this.context.check();
@@ -588,8 +583,9 @@ class LevelGroupStorage implements GroupStorage {
     const record = encodeSnapshotRecord({
       meta: snapshot.meta,
       file: written.file,
-      dataBytes: snapshot.data.length,
-      dataCrc: written.crc,
+      format: written.format,
+      dataBytes: written.dataBytes,
+      dataCrc: written.dataCrc,
     });
     const previousFile = this.snapshotFile;
     this.snapshotFile = written.file;

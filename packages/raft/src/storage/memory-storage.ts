@@ -155,7 +155,7 @@ class MemoryGroupStorage implements GroupStorage {
   }
 
   saveSnapshot(snapshot: Snapshot): Promise<void> {
-    const bytes = CALL_OVERHEAD_BYTES + snapshot.data.length;
+    const bytes = CALL_OVERHEAD_BYTES + snapshot.dataBytes;
     return this.stage(bytes, 0, (span, batch) => {
       const { index, term } = snapshot.meta;
       const dropped = span.applySnapshot(index, term);

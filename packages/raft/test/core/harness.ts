@@ -7,6 +7,7 @@
 import { bootstrapState } from '../../src/core/bootstrap.js';
 import { RAFT_CONFIG_DEFAULTS, type RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
+import { joinChunks } from '../chunks.js';
 import type { Ready } from '../../src/core/ready.js';
 import {
   EntryType,
@@ -213,7 +214,7 @@ export class Harness {
     const disk = this.disks.get(id)!;
     this.cores.set(id, new RaftCore(this.configs.get(id)!, disk.load()));
     const list: Applied[] = [];
-    const texts = disk.snapshot === null ? [] : decoder.decode(disk.snapshot.data).split(',');
+    const texts = disk.snapshot === null ? [] : decoder.decode(joinChunks(disk.snapshot.chunks)).split(',');
     for (const text of texts) {
       if (text !== '') list.push({ index: 0, term: 0, type: EntryType.Normal, text });
     }
@@ -288,7 +289,7 @@ export class Harness {
   snapshot(id: NodeId, retainEntries = 0): Snapshot {
     const core = this.core(id);
     const data = bytes(this.appliedTexts(id).join(','));
-    const snapshot = core.snapshotTaken(core.appliedIndex(), data, retainEntries);
+    const snapshot = core.snapshotTaken(core.appliedIndex(), [data], retainEntries);
     this.disks.get(id)!.saveSnapshot(snapshot);
     return snapshot;
   }
@@ -306,7 +307,7 @@ export class Harness {
     if (this.down.has(id)) return;
     const core = this.core(id);
     for (let ready = core.ready(); ready !== null; ready = core.ready()) {
-      if (ready.snapshot !== null) this.restoredFrom.set(id, decoder.decode(ready.snapshot.data));
+      if (ready.snapshot !== null) this.restoredFrom.set(id, decoder.decode(joinChunks(ready.snapshot.chunks)));
       this.queue.push(...ready.messages);
       this.applyCommitted(id, ready);
       if (this.holding.has(id)) {
@@ -332,7 +333,7 @@ export class Harness {
     if (ready.snapshot !== null) {
       // The state machine restarts from the snapshot: record what it covers as one marker.
       list.length = 0;
-      for (const text of decoder.decode(ready.snapshot.data).split(',')) {
+      for (const text of decoder.decode(joinChunks(ready.snapshot.chunks)).split(',')) {
         if (text !== '') list.push({ index: 0, term: 0, type: EntryType.Normal, text });
       }
     }

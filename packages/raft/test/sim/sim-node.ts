@@ -77,7 +77,7 @@ export class SimNode {
     this.core = new RaftCore(config, state);
     this.sm = new HashStateMachine(this.params.fillerBytesMax);
     if (state.snapshot !== null) {
-      this.sm.restore(state.snapshot.data);
+      this.sm.restore(state.snapshot.chunks);
       this.host.checker.onRestore(this.id, this.sm.state());
     }
     this.lastSnapshotIndex = state.snapshot?.meta.index ?? 0;
@@ -163,7 +163,7 @@ export class SimNode {
     for (let ready = core.ready(); ready !== null; ready = core.ready()) {
       this.host.checker.onReadyEntries(this.id, core, ready.entries);
       if (ready.snapshot !== null) {
-        this.sm.restore(ready.snapshot.data);
+        this.sm.restore(ready.snapshot.chunks);
         this.host.checker.onRestore(this.id, this.sm.state());
         this.lastSnapshotIndex = ready.snapshot.meta.index;
         this.snapshotsRestored += 1;
@@ -223,7 +223,11 @@ export class SimNode {
   private maybeSnapshot(core: RaftCore): void {
     if (this.sm.index - this.lastSnapshotIndex < this.params.snapshotEveryEntries) return;
     const { retainEntries } = this.params;
-    const snapshot = core.snapshotTaken(this.sm.index, this.sm.snapshot(), retainEntries);
+    // In chunks of a size that varies between snapshots, as a state machine's slices come:
+    // InstallSnapshot chunks then straddle them.
+    const chunkBytes = 1 + ((this.snapshotsTaken * 7919 + this.sm.index) % 300);
+    const chunks = splitChunks(this.sm.snapshot(), chunkBytes);
+    const snapshot = core.snapshotTaken(this.sm.index, chunks, retainEntries);
     this.lastSnapshotIndex = this.sm.index;
     this.snapshotsTaken += 1;
     const generation = this.generation;
@@ -247,4 +251,11 @@ export class SimNode {
     const position = this.unsynced.indexOf(write);
     if (position >= 0) this.unsynced.splice(position, 1);
   }
+}
+
+/** `data` in chunks of `chunkBytes` (the last shorter), each a view of it. */
+function splitChunks(data: Uint8Array, chunkBytes: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < data.length; at += chunkBytes) out.push(data.subarray(at, at + chunkBytes));
+  return out;
 }
