@@ -66,29 +66,76 @@ export interface SnapshotMeta {
 }
 
 /**
- * A snapshot's state-machine bytes, as produced by the application, in the chunks they were
- * produced, stored or received in: never joined into one buffer (a typed array has a length
- * limit, and a state of gigabytes would need one that large).
+ * A snapshot's state-machine bytes, as produced by the application, held in memory (the chunks
+ * they were produced or received in) or in a file that storage reads a frame at a time: never
+ * joined into one buffer (a typed array has a length limit, and a state of gigabytes would
+ * need one that large). The core keeps only this handle; the shell reads through it.
  */
-export type SnapshotChunks = readonly Uint8Array[];
+export interface SnapshotData extends Iterable<Uint8Array> {
+  /** Total bytes. */
+  readonly dataBytes: number;
+  /**
+   * The bytes in order, in chunks of bounded size, each checked as it is read from a file
+   * (StorageError `corrupt` or `io` when that fails).
+   */
+  [Symbol.iterator](): Iterator<Uint8Array>;
+  /** Bytes `[start, end)` (an InstallSnapshot chunk); throws as iterating does. */
+  slice(start: number, end: number): Uint8Array;
+}
 
 export interface Snapshot {
   readonly meta: SnapshotMeta;
-  readonly chunks: SnapshotChunks;
-  /** Total bytes of `chunks`. */
-  readonly dataBytes: number;
+  readonly data: SnapshotData;
 }
 
-/** A snapshot of `chunks` (empty chunks dropped), with their total length. */
-export function snapshotOf(meta: SnapshotMeta, chunks: Iterable<Uint8Array>): Snapshot {
-  const kept: Uint8Array[] = [];
-  let dataBytes = 0;
-  for (const chunk of chunks) {
-    if (chunk.byteLength === 0) continue;
-    kept.push(chunk);
-    dataBytes += chunk.byteLength;
+/** Snapshot data held in memory as `chunks` (empty ones dropped), never joined. */
+export class ChunkedSnapshotData implements SnapshotData {
+  readonly chunks: readonly Uint8Array[];
+  readonly dataBytes: number;
+
+  constructor(chunks: Iterable<Uint8Array>) {
+    const kept: Uint8Array[] = [];
+    let dataBytes = 0;
+    for (const chunk of chunks) {
+      if (chunk.byteLength === 0) continue;
+      kept.push(chunk);
+      dataBytes += chunk.byteLength;
+    }
+    this.chunks = kept;
+    this.dataBytes = dataBytes;
   }
-  return { meta, chunks: kept, dataBytes };
+
+  [Symbol.iterator](): Iterator<Uint8Array> {
+    return this.chunks[Symbol.iterator]();
+  }
+
+  /** A view of one chunk when the range lies in it, otherwise a copy of just the range. */
+  slice(start: number, end: number): Uint8Array {
+    const chunks = this.chunks;
+    let base = 0;
+    let i = 0;
+    while (i < chunks.length && base + chunks[i]!.byteLength <= start) {
+      base += chunks[i++]!.byteLength;
+    }
+    if (i === chunks.length || end <= start) return new Uint8Array(0);
+    const first = chunks[i]!;
+    if (end - base <= first.byteLength) return first.subarray(start - base, end - base);
+    const out = new Uint8Array(Math.min(end, this.dataBytes) - start);
+    let at = 0;
+    for (; i < chunks.length && at < out.length; base += chunks[i++]!.byteLength) {
+      const chunk = chunks[i]!;
+      const from = Math.max(0, start - base);
+      const to = Math.min(chunk.byteLength, end - base);
+      out.set(chunk.subarray(from, to), at);
+      at += to - from;
+    }
+    return out;
+  }
+}
+
+/** A snapshot of `chunks` held in memory. */
+export function snapshotOf(meta: SnapshotMeta, chunks: Iterable<Uint8Array>): Snapshot {
+  return { meta, data: new ChunkedSnapshotData(chunks) };
 }
 
 export const enum MessageType {
@@ -225,9 +272,10 @@ export interface GroupStorage {
   /**
    * Stores a snapshot durably and drops log entries with index <= snapshot.meta.index. Entries
    * after it are kept only if the stored entry at snapshot.meta.index has the snapshot's term;
-   * otherwise the whole log is discarded (Raft figure 13, InstallSnapshot steps 6-7).
+   * otherwise the whole log is discarded (Raft figure 13, InstallSnapshot steps 6-7). Resolves
+   * with the stored data (read from where it was stored: the caller may drop what it held).
    */
-  saveSnapshot(snapshot: Snapshot): Promise<void>;
+  saveSnapshot(snapshot: Snapshot): Promise<SnapshotData>;
   /**
    * Drops log entries with index <= `index` (after a local snapshot). `index` must not pass the
    * latest saved snapshot's index (that would leave a gap after it): an assertion fails.

@@ -166,10 +166,12 @@ export class SpoolReplica implements StateMachine {
   private payloadReadFailures = 0;
   private readonly payloads: ReplicaPayloadStore;
   /**
-   * The payload-store checkpoint of each snapshot taken or installed here, until it is saved,
-   * keyed by the snapshot's last chunk (the node stores and sends the chunks as it got them).
+   * The payload-store checkpoint of the snapshot taken or installed here last, for its save:
+   * the node saves each snapshot in the same turn as it finishes or restores it (snapshot(),
+   * the last step of beginSnapshot's work, restore), so the next save is of that snapshot. A
+   * snapshot that is never saved leaves an older checkpoint: reclaiming less is safe.
    */
-  private readonly checkpoints = new WeakMap<Uint8Array, number>();
+  private pendingCheckpoint: number | null = null;
   private readonly fetcher: PayloadFetcher;
   /** Which hand-off record, if any, the next opening takes over. */
   private readonly handOffs = new HandOffTracker();
@@ -325,7 +327,7 @@ export class SpoolReplica implements StateMachine {
   snapshot(): Uint8Array {
     const checkpoint = this.payloads.checkpoint();
     const data = this.engineValue.snapshot();
-    this.checkpoints.set(data, checkpoint);
+    this.pendingCheckpoint = checkpoint;
     return data;
   }
 
@@ -346,7 +348,7 @@ export class SpoolReplica implements StateMachine {
     return {
       step: (budgetBytes) => {
         const slice = writer.step(budgetBytes);
-        if (slice.done) this.checkpoints.set(slice.chunk, checkpoint);
+        if (slice.done) this.pendingCheckpoint = checkpoint;
         return slice;
       },
       cancel: () => writer.cancel(),
@@ -362,14 +364,12 @@ export class SpoolReplica implements StateMachine {
   restore(chunks: Iterable<Uint8Array>): void {
     this.stepDown();
     const installed = this.nodeValue !== null;
-    if (installed) this.payloads.retireAll();
-    const read = lastChunkOf(chunks);
-    const engine = SpoolEngine.fromSnapshot(read, this.options.plan, this.payloads);
-    if (installed && read.last !== null) {
-      this.checkpoints.set(read.last, this.payloads.checkpoint());
+    if (installed) {
+      this.payloads.retireAll();
+      this.pendingCheckpoint = this.payloads.checkpoint();
     }
     this.handOffs.reset();
-    this.engineValue = engine;
+    this.engineValue = SpoolEngine.fromSnapshot(chunks, this.options.plan, this.payloads);
     this.restores++;
     if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
@@ -494,11 +494,12 @@ export class SpoolReplica implements StateMachine {
       load: (options) => storage.load(options),
       save: (hardState, entries) => storage.save(hardState, entries),
       saveSnapshot: async (snapshot: Snapshot) => {
+        const checkpoint = this.pendingCheckpoint;
+        this.pendingCheckpoint = null;
         await this.payloads.sync();
-        await storage.saveSnapshot(snapshot);
-        const last = snapshot.chunks[snapshot.chunks.length - 1];
-        const checkpoint = last === undefined ? undefined : this.checkpoints.get(last);
-        if (checkpoint !== undefined) this.payloads.saved(checkpoint);
+        const data = await storage.saveSnapshot(snapshot);
+        if (checkpoint !== null) this.payloads.saved(checkpoint);
+        return data;
       },
       compact: (index) => storage.compact(index),
       destroy: () => storage.destroy(),
@@ -631,18 +632,3 @@ function owned(data: Uint8Array): Uint8Array {
   return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
 }
 
-/** `chunks` passed on as they are read, remembering the last one (the snapshot's key). */
-function lastChunkOf(chunks: Iterable<Uint8Array>): Iterable<Uint8Array> & {
-  last: Uint8Array | null;
-} {
-  const read = {
-    last: null as Uint8Array | null,
-    *[Symbol.iterator](): Iterator<Uint8Array> {
-      for (const chunk of chunks) {
-        if (chunk.byteLength > 0) read.last = chunk;
-        yield chunk;
-      }
-    },
-  };
-  return read;
-}

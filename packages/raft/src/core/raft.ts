@@ -24,6 +24,7 @@ import {
   type RequestVoteResponse,
   type RestoredState,
   type Snapshot,
+  type SnapshotData,
   snapshotOf,
   type StorageDamage,
 } from '../types.js';
@@ -39,8 +40,8 @@ import { RaftLog } from './log.js';
 import { EMPTY_CONFIG, Membership } from './membership.js';
 import { NEVER_TICK, Progress, type ProgressState } from './progress.js';
 import { quorumValue, tallyVotes } from './quorum.js';
-import type { Ready } from './ready.js';
-import { SnapshotReceiver, sliceChunks } from './snapshot-receiver.js';
+import type { Ready, SnapshotSend } from './ready.js';
+import { SnapshotReceiver } from './snapshot-receiver.js';
 
 export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
 
@@ -146,6 +147,8 @@ export class RaftCore {
   private snapshotValue: Snapshot | null;
   private receiver: SnapshotReceiver | null = null;
   private pendingRestore: Snapshot | null = null;
+  /** InstallSnapshot chunks for the next Ready (see SnapshotSend). */
+  private snapshotSends: SnapshotSend[] = [];
 
   private msgs: Message[] = [];
   private msgsAfterPersist: Message[] = [];
@@ -310,6 +313,18 @@ export class RaftCore {
     return snapshot;
   }
 
+  /**
+   * Storage holds the snapshot at `index` durably as `data` (read from where it is stored):
+   * the core keeps that handle instead of the bytes it was given, if it is still the latest.
+   */
+  snapshotStored(index: number, data: SnapshotData): void {
+    const snapshot = this.snapshotValue;
+    if (snapshot === null || snapshot.meta.index !== index) return; // a newer one replaced it
+    const size = snapshot.data.dataBytes;
+    assert(data.dataBytes === size, `snapshot ${index} stored with another size`);
+    this.snapshotValue = { meta: snapshot.meta, data };
+  }
+
   // ---------------------------------------------------------------- outputs
 
   /** True when `ready()` would return something. */
@@ -317,6 +332,7 @@ export class RaftCore {
     return (
       this.msgs.length > 0 ||
       this.msgsAfterPersist.length > 0 ||
+      this.snapshotSends.length > 0 ||
       this.log.hasUnstable() ||
       this.log.hasCommittedToApply() ||
       this.pendingRestore !== null ||
@@ -345,10 +361,12 @@ export class RaftCore {
       snapshot,
       entries: this.log.takeUnstable(),
       messages: this.msgs,
+      snapshotSends: this.snapshotSends,
       messagesAfterPersist: this.msgsAfterPersist,
       committed: this.log.takeCommitted(),
     };
     this.msgs = [];
+    this.snapshotSends = [];
     this.msgsAfterPersist = [];
     return ready;
   }
@@ -1202,20 +1220,13 @@ export class RaftCore {
       pr.becomeSnapshot(snapshot.meta.index);
       offset = 0;
     }
-    const size = snapshot.dataBytes;
+    const size = snapshot.data.dataBytes;
     const start = Math.min(offset, size);
     const end = Math.min(size, start + this.cfg.snapshotChunkBytes);
-    const message: InstallSnapshot = {
-      type: MessageType.InstallSnapshot,
-      from: this.id,
-      to,
-      term: this.termValue,
-      meta: snapshot.meta,
-      offset: start,
-      chunk: sliceChunks(snapshot.chunks, start, end),
-      done: end === size,
-    };
-    this.send(message);
+    const { meta, data } = snapshot;
+    const done = end === size;
+    const term = this.termValue;
+    this.snapshotSends.push({ from: this.id, to, term, meta, offset: start, end, done, data });
     pr.snapshotOffset = start;
     pr.snapshotStalledTicks = 0;
   }

@@ -16,7 +16,7 @@ import { refuseIncoming } from '../core/incoming-check.js';
 import { bootstrapState, isEmptyState } from '../core/bootstrap.js';
 import { ConfChangeType, decodeConfChange, type ConfChange } from '../core/conf-change.js';
 import { RaftCore, type ProgressView, type ProposeResult, type Role } from '../core/raft.js';
-import type { Ready } from '../core/ready.js';
+import { type Ready, type SnapshotSend, snapshotMessages } from '../core/ready.js';
 import {
   EntryType,
   type ClusterConfig,
@@ -161,7 +161,7 @@ export class RaftNode {
       state = bootstrapState(opts.bootstrap);
       await opts.storage.save(state.hardState, state.entries);
     }
-    if (state.snapshot !== null) opts.stateMachine.restore(state.snapshot.chunks);
+    if (state.snapshot !== null) opts.stateMachine.restore(state.snapshot.data);
     return new RaftNode(opts, state);
   }
 
@@ -188,7 +188,7 @@ export class RaftNode {
     );
     this.applied = state.snapshot?.meta.index ?? 0;
     this.lastSnapshotIndex = this.applied;
-    this.lastSnapshotBytes = state.snapshot?.dataBytes ?? 0;
+    this.lastSnapshotBytes = state.snapshot?.data.dataBytes ?? 0;
     this.snapshotBaseIndex = this.applied;
     this.lastTickMs = opts.nowMs();
     this.ticker = setInterval(() => this.onTimer(), opts.tickMs);
@@ -429,16 +429,43 @@ export class RaftNode {
       if (ready.snapshot !== null) this.restoreSnapshot(ready.snapshot);
       this.persist(ready);
       if (ready.messages.length > 0) this.opts.transport.send(this.group, ready.messages);
+      if (ready.snapshotSends.length > 0) this.sendSnapshotChunks(ready.snapshotSends);
       this.applyCommitted(ready.committed);
       this.maybeSnapshot();
     }
+  }
+
+  /**
+   * Reads each InstallSnapshot chunk from the snapshot's data (a stored one: a frame or two of
+   * its file) and sends it. A read that fails (the file went bad) stops the node like a failed
+   * write: its group is restarted, and a load that finds the file corrupt drops it for repair.
+   */
+  private sendSnapshotChunks(sends: readonly SnapshotSend[]): void {
+    let messages: Message[];
+    try {
+      messages = snapshotMessages(sends);
+    } catch (error) {
+      this.fail(asStorageError(error));
+      return;
+    }
+    this.opts.transport.send(this.group, messages);
+  }
+
+  /**
+   * Saves `snapshot`; once it is durable, the core keeps the stored data (read from its file
+   * when needed) instead of the chunks it was given, which can then go.
+   */
+  private saveSnapshot(snapshot: Snapshot): Promise<void> {
+    return this.opts.storage.saveSnapshot(snapshot).then((data) => {
+      if (!this.closed) this.core.snapshotStored(snapshot.meta.index, data);
+    });
   }
 
   /** Issues the Ready's writes now; acknowledges them to the core in Ready order. */
   private persist(ready: Ready): void {
     const { storage } = this.opts;
     const writes: Promise<void>[] = [this.persistTail];
-    if (ready.snapshot !== null) writes.push(storage.saveSnapshot(ready.snapshot));
+    if (ready.snapshot !== null) writes.push(this.saveSnapshot(ready.snapshot));
     if (ready.hardState !== null || ready.entries.length > 0) {
       writes.push(storage.save(ready.hardState, ready.entries));
     }
@@ -466,10 +493,10 @@ export class RaftNode {
     // The work describes a state the restore replaces (and the core could not take it: its
     // index is behind the restored snapshot's), so abandon it before the state goes.
     this.cancelSnapshotWork();
-    this.opts.stateMachine.restore(snapshot.chunks);
+    this.opts.stateMachine.restore(snapshot.data);
     this.applied = snapshot.meta.index;
     this.lastSnapshotIndex = snapshot.meta.index;
-    this.lastSnapshotBytes = snapshot.dataBytes;
+    this.lastSnapshotBytes = snapshot.data.dataBytes;
     this.countSnapshotFrom(snapshot.meta.index);
     this.emit('config-change', null, snapshot.meta.config);
   }
@@ -592,9 +619,9 @@ export class RaftNode {
   /** Records a snapshot taken here and writes it. */
   private keepSnapshot(snapshot: Snapshot): void {
     this.lastSnapshotIndex = snapshot.meta.index;
-    this.lastSnapshotBytes = snapshot.dataBytes;
+    this.lastSnapshotBytes = snapshot.data.dataBytes;
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
-    const write = this.opts.storage.saveSnapshot(snapshot);
+    const write = this.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
       this.fail(asStorageError(error)),
     );

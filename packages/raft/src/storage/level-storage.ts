@@ -17,6 +17,7 @@ import type {
   LoadOptions,
   RestoredState,
   Snapshot,
+  SnapshotData,
   SnapshotMeta,
   StorageDamage,
   StorageEngine,
@@ -34,7 +35,7 @@ import {
   encodeSnapshotRecord,
   type SnapshotRecord,
 } from './record-codec.js';
-import { type SnapshotFileInfo, SnapshotFiles, syncDirectory } from './snapshot-files.js';
+import { SnapshotFiles, type StoredSnapshotFile, syncDirectory } from './snapshot-files.js';
 import { StorageError } from './storage-error.js';
 import type { StorageStats } from './storage-stats.js';
 
@@ -274,9 +275,9 @@ class LevelGroupStorage implements GroupStorage {
       let snapshotFile: string | null = null;
       if (snapshotValue) {
         const record = this.decodeRecord(snapshotValue, options);
-        const chunks = record === null ? null : await this.readSnapshotFile(record, options);
-        if (chunks === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
-        snapshot = { meta: record!.meta, chunks, dataBytes: record!.dataBytes };
+        const data = record === null ? null : await this.openSnapshotFile(record, options);
+        if (data === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
+        snapshot = { meta: record!.meta, data };
         snapshotFile = record!.file;
       }
       const scan = await this.scanLog(snapshot?.meta.index ?? 0, snapshot?.meta.term ?? 0);
@@ -326,13 +327,16 @@ class LevelGroupStorage implements GroupStorage {
     throw error;
   }
 
-  /** The snapshot's data; null when it fails its checksum and `dropCorruptSnapshot` allows. */
-  private async readSnapshotFile(
+  /**
+   * The snapshot's data, checked whole and then read from its file when asked (format 1: read
+   * into memory); null when it fails its checksum and `dropCorruptSnapshot` allows.
+   */
+  private async openSnapshotFile(
     record: SnapshotRecord,
     options: LoadOptions,
-  ): Promise<Uint8Array[] | null> {
+  ): Promise<SnapshotData | null> {
     try {
-      return await this.context.files.read(this.group, { ...record, format: record.format ?? 1 });
+      return await this.context.files.open(this.group, { ...record, format: record.format ?? 1 });
     } catch (error) {
       return this.corruptSnapshot(error, options);
     }
@@ -479,12 +483,12 @@ class LevelGroupStorage implements GroupStorage {
    * (Raft figure 13), the conflicting tail is deleted at once, in call order, so later entries
    * never sit durably next to it.
    */
-  saveSnapshot(snapshot: Snapshot): Promise<void> {
+  saveSnapshot(snapshot: Snapshot): Promise<SnapshotData> {
     const { index, term } = snapshot.meta;
-    let recorded: Promise<void> | null = null;
+    let recorded: Promise<SnapshotData> | null = null;
     const conflictDeleted = this.stage(CALL_OVERHEAD_BYTES, 0, true, (span, batch) => {
       const late = this.planSnapshot(span, batch, index, term);
-      const file = this.context.files.write(this.group, index, term, snapshot.chunks);
+      const file = this.context.files.write(this.group, index, term, snapshot.data);
       recorded = this.chainRecord(snapshot, file, late);
     });
     return conflictDeleted.then(() => recorded!);
@@ -560,9 +564,9 @@ class LevelGroupStorage implements GroupStorage {
   /** Stages the record once the file is durable and earlier records are staged. */
   private chainRecord(
     snapshot: Snapshot,
-    file: Promise<SnapshotFileInfo>,
+    file: Promise<StoredSnapshotFile>,
     covered: IndexRange,
-  ): Promise<void> {
+  ): Promise<SnapshotData> {
     const staged = Promise.all([this.recordChain, file]).then(([, written]) => ({
       durable: this.stageRecord(snapshot, written, covered),
     }));
@@ -574,9 +578,9 @@ class LevelGroupStorage implements GroupStorage {
 
   private stageRecord(
     snapshot: Snapshot,
-    written: SnapshotFileInfo,
+    written: StoredSnapshotFile,
     covered: IndexRange,
-  ): Promise<void> {
+  ): Promise<SnapshotData> {
     this.context.check();
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
@@ -600,6 +604,7 @@ class LevelGroupStorage implements GroupStorage {
       if (previousFile !== null && previousFile !== written.file) {
         await this.context.files.remove(this.group, previousFile);
       }
+      return this.context.files.dataOf(this.group, written);
     });
   }
 

@@ -10,6 +10,7 @@ import type {
   HardState,
   RestoredState,
   Snapshot,
+  SnapshotData,
   StorageEngine,
 } from '../types.js';
 import { GroupCommit } from './group-commit.js';
@@ -154,9 +155,10 @@ class MemoryGroupStorage implements GroupStorage {
     });
   }
 
-  saveSnapshot(snapshot: Snapshot): Promise<void> {
-    const bytes = CALL_OVERHEAD_BYTES + snapshot.dataBytes;
-    return this.stage(bytes, 0, (span, batch) => {
+  /** Keeps the snapshot's data as given (chunks in memory); resolves with it. */
+  saveSnapshot(snapshot: Snapshot): Promise<SnapshotData> {
+    const bytes = CALL_OVERHEAD_BYTES + snapshot.data.dataBytes;
+    const staged = this.stage(bytes, 0, (span, batch) => {
       const { index, term } = snapshot.meta;
       const dropped = span.applySnapshot(index, term);
       const group = this.group;
@@ -167,6 +169,7 @@ class MemoryGroupStorage implements GroupStorage {
         stored.snapshot = snapshot;
       });
     });
+    return staged.then(() => snapshot.data);
   }
 
   compact(index: number): Promise<void> {

@@ -15,9 +15,10 @@
 // stalls.
 
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GroupId } from '../types.js';
+import { ChunkedSnapshotData, type GroupId, type SnapshotData } from '../types.js';
 import { crc32cUpdate } from './crc32c.js';
 import {
   decodeHeader,
@@ -47,6 +48,21 @@ export interface SnapshotFileInfo {
   readonly dataBytes: number;
   /** CRC-32C of all the data. */
   readonly dataCrc: number;
+}
+
+/** Where one frame of a format 2 file lies, and its checksum. */
+export interface FrameRef {
+  /** Offset of its first byte in the snapshot data. */
+  readonly dataStart: number;
+  /** Position of its bytes (after its head) in the file. */
+  readonly position: number;
+  readonly length: number;
+  readonly crc: number;
+}
+
+/** A stored snapshot file and where its frames lie: enough to read any part of it. */
+export interface StoredSnapshotFile extends SnapshotFileInfo {
+  readonly frames: readonly FrameRef[];
 }
 
 /** Opens a directory and fsyncs it, making renames and creations inside it durable. */
@@ -93,6 +109,7 @@ async function readExactly(
  */
 export class SnapshotFileWriter {
   private position = HEADER_BYTES;
+  private readonly frames: FrameRef[] = [];
   private crc = 0;
   private dataBytes = 0;
   private unsyncedBytes = 0;
@@ -122,7 +139,7 @@ export class SnapshotFileWriter {
   }
 
   /** Ends the file durably under its final name; returns its length and CRC of its data. */
-  async finish(): Promise<{ file: string; dataBytes: number; dataCrc: number }> {
+  async finish(): Promise<StoredSnapshotFile> {
     if (this.ended) throw new Error('snapshot file writer: finished twice');
     await this.guard(async () => {
       await writeAll(this.handle, encodeTrailer(this.dataBytes, this.crc), this.position);
@@ -132,7 +149,8 @@ export class SnapshotFileWriter {
       await rename(join(this.directory, this.file + TEMP_SUFFIX), join(this.directory, this.file));
     });
     await syncDirectory(this.directory);
-    return { file: this.file, dataBytes: this.dataBytes, dataCrc: this.crc };
+    const { file, dataBytes, crc: dataCrc, frames } = this;
+    return { file, format: SNAPSHOT_FILE_FORMAT, dataBytes, dataCrc, frames };
   }
 
   /** Abandons the file: closes and removes it (never throws). */
@@ -149,6 +167,8 @@ export class SnapshotFileWriter {
     const frameCrc = crc32cUpdate(0, frame);
     await writeAll(this.handle, encodeFrameHead(frame.length, frameCrc), this.position);
     await writeAll(this.handle, frame, this.position + FRAME_HEAD_BYTES);
+    const ref = { dataStart: this.dataBytes, position: this.position + FRAME_HEAD_BYTES };
+    this.frames.push({ ...ref, length: frame.length, crc: frameCrc });
     this.position += FRAME_HEAD_BYTES + frame.length;
     this.crc = crc32cUpdate(this.crc, frame);
     this.dataBytes += frame.length;
@@ -195,7 +215,7 @@ export class SnapshotFiles {
     index: number,
     term: number,
     chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
-  ): Promise<SnapshotFileInfo> {
+  ): Promise<StoredSnapshotFile> {
     const writer = await this.begin(group, index, term);
     try {
       for await (const chunk of chunks) await writer.append(chunk);
@@ -203,8 +223,25 @@ export class SnapshotFiles {
       await writer.abort();
       throw error;
     }
-    const written = await writer.finish();
-    return { ...written, format: SNAPSHOT_FILE_FORMAT };
+    return writer.finish();
+  }
+
+  /**
+   * The data of a stored snapshot file, checked whole first (rejects as `chunks` does), to be
+   * read later a frame at a time (FileSnapshotData). A format 1 file is read into memory in
+   * pieces instead (it has no frames to check apart); the next snapshot is of format 2.
+   */
+  async open(group: GroupId, info: SnapshotFileInfo): Promise<SnapshotData> {
+    if (info.format === 1) return new ChunkedSnapshotData(await this.read(group, info));
+    const frames: FrameRef[] = [];
+    for await (const chunk of this.chunks(group, info, frames)) void chunk;
+    return this.dataOf(group, { ...info, frames });
+  }
+
+  /** The data of a file just written (its frames known), read a frame at a time. */
+  dataOf(group: GroupId, stored: StoredSnapshotFile): SnapshotData {
+    const path = join(this.directoryOf(group), stored.file);
+    return new FileSnapshotData(path, `group ${group}: snapshot file ${stored.file}`, stored);
   }
 
   /**
@@ -216,7 +253,11 @@ export class SnapshotFiles {
    * any other failure to read (EIO, EISDIR): that says nothing about the bytes, and they must
    * never be dropped for it.
    */
-  async *chunks(group: GroupId, info: SnapshotFileInfo): AsyncGenerator<Uint8Array> {
+  async *chunks(
+    group: GroupId,
+    info: SnapshotFileInfo,
+    frames: FrameRef[] = [],
+  ): AsyncGenerator<Uint8Array> {
     const what = `group ${group}: snapshot file ${info.file}`;
     if (info.format !== 1 && info.format !== SNAPSHOT_FILE_FORMAT) {
       throw new StorageError(
@@ -227,7 +268,7 @@ export class SnapshotFiles {
     }
     const handle = await this.openFile(group, info.file);
     try {
-      const read = info.format === 1 ? readRaw(handle) : readFramed(handle, what);
+      const read = info.format === 1 ? readRaw(handle) : readFramed(handle, what, frames);
       let crc = 0;
       let bytes = 0;
       for await (const chunk of guardRead(read, what)) {
@@ -328,7 +369,11 @@ async function* readRaw(handle: FileHandle): AsyncGenerator<Uint8Array> {
 }
 
 /** A format 2 file: checks the header, yields each frame once its CRC matches, then the end. */
-async function* readFramed(handle: FileHandle, what: string): AsyncGenerator<Uint8Array> {
+async function* readFramed(
+  handle: FileHandle,
+  what: string,
+  frames: FrameRef[],
+): AsyncGenerator<Uint8Array> {
   const corrupt = (why: string) => new StorageError('corrupt', `${what} ${why}`);
   const header = await readExactly(handle, 0, HEADER_BYTES);
   if (header === null) throw corrupt('is cut short in its header');
@@ -358,10 +403,101 @@ async function* readFramed(handle: FileHandle, what: string): AsyncGenerator<Uin
     const frame = await readExactly(handle, at + FRAME_HEAD_BYTES, length);
     if (frame === null) throw corrupt(`is cut short in the frame at byte ${at}`);
     if (crc32cUpdate(0, frame) !== view.getUint32(4)) throw corrupt(`fails the checksum at ${at}`);
+    const position = at + FRAME_HEAD_BYTES;
+    frames.push({ dataStart: bytes, position, length, crc: view.getUint32(4) });
     at += FRAME_HEAD_BYTES + length;
     crc = crc32cUpdate(crc, frame);
     bytes += length;
     yield frame;
   }
   if ((await readExactly(handle, at, 1)) !== null) throw corrupt('has bytes after its trailer');
+}
+
+/**
+ * The data of a stored format 2 file, read when asked a frame at a time with synchronous reads
+ * (restore and InstallSnapshot chunks are synchronous, and a frame is at most 1 MiB), each
+ * frame checked against its CRC: memory holds at most two frames, whatever the snapshot's size.
+ * The file is opened per read: one superseded meanwhile (deleted) fails `corrupt`.
+ */
+export class FileSnapshotData implements SnapshotData {
+  readonly dataBytes: number;
+  private readonly frames: readonly FrameRef[];
+
+  constructor(
+    private readonly path: string,
+    private readonly what: string,
+    stored: StoredSnapshotFile,
+  ) {
+    this.dataBytes = stored.dataBytes;
+    this.frames = stored.frames;
+  }
+
+  *[Symbol.iterator](): Iterator<Uint8Array> {
+    const fd = this.openSync();
+    try {
+      for (const frame of this.frames) yield this.readFrame(fd, frame);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  slice(start: number, end: number): Uint8Array {
+    end = Math.min(end, this.dataBytes);
+    if (end <= start) return new Uint8Array(0);
+    let i = this.frameAt(start);
+    const fd = this.openSync();
+    try {
+      const first = this.frames[i]!;
+      const firstBytes = this.readFrame(fd, first);
+      const from = start - first.dataStart;
+      const firstEnd = first.dataStart + first.length;
+      if (end <= firstEnd) return firstBytes.subarray(from, end - first.dataStart);
+      const out = new Uint8Array(end - start);
+      out.set(firstBytes.subarray(from), 0);
+      for (let at = first.length - from; at < out.length; at += this.frames[i]!.length) {
+        const bytes = this.readFrame(fd, this.frames[++i]!);
+        out.set(bytes.subarray(0, Math.min(bytes.length, out.length - at)), at);
+      }
+      return out;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Index of the frame holding data byte `offset` (binary search). */
+  private frameAt(offset: number): number {
+    let low = 0;
+    let high = this.frames.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >>> 1;
+      if (this.frames[middle]!.dataStart <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  }
+
+  private openSync(): number {
+    try {
+      return openSync(this.path, 'r');
+    } catch (cause) {
+      throw readFailure(this.what, cause);
+    }
+  }
+
+  private readFrame(fd: number, frame: FrameRef): Uint8Array {
+    const out = new Uint8Array(frame.length);
+    try {
+      for (let done = 0; done < out.length; ) {
+        const read = readSync(fd, out, done, out.length - done, frame.position + done);
+        if (read === 0) throw new StorageError('corrupt', `${this.what} is cut short`);
+        done += read;
+      }
+    } catch (cause) {
+      throw cause instanceof StorageError ? cause : readFailure(this.what, cause);
+    }
+    if (crc32cUpdate(0, out) !== frame.crc) {
+      throw new StorageError('corrupt', `${this.what} fails the checksum at ${frame.position}`);
+    }
+    return out;
+  }
 }

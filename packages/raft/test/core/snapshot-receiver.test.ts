@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SnapshotReceiver, sliceChunks } from '../../src/core/snapshot-receiver.js';
+import { SnapshotReceiver } from '../../src/core/snapshot-receiver.js';
+import { ChunkedSnapshotData } from '../../src/types.js';
 
 const meta = { index: 10, term: 2, config: { voters: ['a'], learners: [] } };
 
@@ -20,23 +21,30 @@ describe('SnapshotReceiver', () => {
   });
 });
 
-describe('sliceChunks', () => {
+describe('ChunkedSnapshotData', () => {
   const chunks = [new Uint8Array([0, 1, 2]), new Uint8Array([3]), new Uint8Array([4, 5, 6, 7])];
+  const data = new ChunkedSnapshotData([new Uint8Array(0), ...chunks]);
   const all = [0, 1, 2, 3, 4, 5, 6, 7];
 
   it('returns every range of the data, a view when it lies in one chunk', () => {
     for (let start = 0; start <= all.length; start++) {
       for (let end = start; end <= all.length + 2; end++) {
-        expect([...sliceChunks(chunks, start, end)]).toEqual(all.slice(start, end));
+        expect([...data.slice(start, end)]).toEqual(all.slice(start, end));
       }
     }
-    const view = sliceChunks(chunks, 5, 7);
+    const view = data.slice(5, 7);
     expect(view.buffer).toBe(chunks[2]!.buffer);
   });
 
   it('copies only the range when it straddles chunks', () => {
-    const copy = sliceChunks(chunks, 2, 5);
+    const copy = data.slice(2, 5);
     expect([...copy]).toEqual([2, 3, 4]);
     expect(copy.buffer.byteLength).toBe(3);
+  });
+
+  it('keeps the chunks as given (empty ones dropped) and iterates them', () => {
+    expect(data.dataBytes).toBe(8);
+    expect([...data]).toEqual(chunks);
+    expect([...data][0]).toBe(chunks[0]);
   });
 });

@@ -225,7 +225,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     expect(leader.status().snapshotIndex).toBe(work.index);
     expect(leader.status().appliedIndex).toBeGreaterThan(work.index);
     expect(saved.map((s) => s.meta.index)).toEqual([work.index]);
-    const state = decodeState(joinChunks(saved[0]!.chunks));
+    const state = decodeState(joinChunks(saved[0]!.data));
     expect(state).toEqual(stateAt(writes, work.index));
     for (const w of late) expect(state.has(w.key)).toBe(false);
     // The log is compacted to work.index - retainEntries only: the later entries stay.
@@ -259,7 +259,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     await victim.node.close();
     const stored = await victim.storage.group(GROUP).load();
     expect(stored.snapshot?.meta.index).toBe(workIndex);
-    expect(decodeState(joinChunks(stored.snapshot!.chunks))).toEqual(stateAt(writes, workIndex));
+    expect(decodeState(joinChunks(stored.snapshot!.data))).toEqual(stateAt(writes, workIndex));
     expect(stored.entries[0]?.index).toBe(workIndex + 1);
     expect(stored.entries.at(-1)!.index).toBeGreaterThanOrEqual(lastLateIndex);
 
@@ -353,7 +353,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     expect(second.index).toBeGreaterThanOrEqual(lastLate);
     expect(second.index).toBeLessThanOrEqual(writes.at(-1)!.index);
     await waitFor(() => node.status().snapshotIndex === second.index);
-    expect(decodeState(joinChunks(coreOf(node).latestSnapshot()!.chunks))).toEqual(stateAt(writes, second.index));
+    expect(decodeState(joinChunks(coreOf(node).latestSnapshot()!.data))).toEqual(stateAt(writes, second.index));
     // And the count restarted there: one more entry begins nothing.
     await write(node, writes, 'after', big);
     expect(store.works).toHaveLength(2);

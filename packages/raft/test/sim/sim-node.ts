@@ -6,7 +6,7 @@
 
 import type { RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
-import { mustPersist, type Ready } from '../../src/core/ready.js';
+import { mustPersist, type Ready, snapshotMessages } from '../../src/core/ready.js';
 import type { Entry, NodeId, RestoredState } from '../../src/types.js';
 import type { Checker } from './checker.js';
 import type { EventQueue } from './event-queue.js';
@@ -77,7 +77,7 @@ export class SimNode {
     this.core = new RaftCore(config, state);
     this.sm = new HashStateMachine(this.params.fillerBytesMax);
     if (state.snapshot !== null) {
-      this.sm.restore(state.snapshot.chunks);
+      this.sm.restore(state.snapshot.data);
       this.host.checker.onRestore(this.id, this.sm.state());
     }
     this.lastSnapshotIndex = state.snapshot?.meta.index ?? 0;
@@ -163,12 +163,13 @@ export class SimNode {
     for (let ready = core.ready(); ready !== null; ready = core.ready()) {
       this.host.checker.onReadyEntries(this.id, core, ready.entries);
       if (ready.snapshot !== null) {
-        this.sm.restore(ready.snapshot.chunks);
+        this.sm.restore(ready.snapshot.data);
         this.host.checker.onRestore(this.id, this.sm.state());
         this.lastSnapshotIndex = ready.snapshot.meta.index;
         this.snapshotsRestored += 1;
       }
       for (const m of ready.messages) this.host.network.send(m);
+      for (const m of snapshotMessages(ready.snapshotSends)) this.host.network.send(m);
       for (const entry of ready.committed) {
         this.sm.apply(entry);
         this.host.checker.onApply(this.id, entry, this.sm.state(), core.currentTerm());

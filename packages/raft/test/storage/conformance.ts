@@ -156,7 +156,7 @@ export function storageConformance<E extends StorageEngine>(name: string, harnes
       engine = await restart(engine);
       const restored = await engine.group('g').load();
       expect(restored.snapshot?.meta).toEqual(snapshot.meta);
-      expect(Buffer.from(joinChunks(restored.snapshot!.chunks)).toString()).toBe('state@5');
+      expect(Buffer.from(joinChunks(restored.snapshot!.data)).toString()).toBe('state@5');
       expect(summary(restored.entries)).toEqual(summary(entries(6, 8, 2)));
       expect(restored.hardState).toEqual({ term: 2, vote: 'n1', commit: 6 });
     });
@@ -211,7 +211,7 @@ export function storageConformance<E extends StorageEngine>(name: string, harnes
       engine = await restart(engine);
       const restored = await engine.group('g').load();
       expect(restored.snapshot?.meta.index).toBe(7);
-      expect(Buffer.from(joinChunks(restored.snapshot!.chunks)).toString()).toBe('new');
+      expect(Buffer.from(joinChunks(restored.snapshot!.data)).toString()).toBe('new');
       expect(summary(restored.entries)).toEqual(summary(entries(8, 10, 1)));
     });
 

@@ -258,7 +258,7 @@ describe('LevelStorageEngine on disk', () => {
     await engine.close();
     engine = await reopen();
     const restored = await engine.group('spool:x').load();
-    expect([...joinChunks(restored.snapshot!.chunks)]).toEqual([3]);
+    expect([...joinChunks(restored.snapshot!.data)]).toEqual([3]);
     expect((await readdir(snapshotDirectory)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     await engine.close();
   });
@@ -363,8 +363,8 @@ describe('LevelStorageEngine on disk', () => {
     const engine = await reopen();
     const restored = await engine.group('g').load();
     expect(restored.snapshot?.meta).toEqual(meta);
-    expect(restored.snapshot!.chunks.length).toBe(3); // read in pieces, never whole
-    expect(Buffer.from(joinChunks(restored.snapshot!.chunks)).equals(data)).toBe(true);
+    expect([...restored.snapshot!.data].length).toBe(3); // read in pieces, never whole
+    expect(Buffer.from(joinChunks(restored.snapshot!.data)).equals(data)).toBe(true);
     await engine.close();
   });
 
@@ -419,7 +419,7 @@ describe('LevelStorageEngine on disk', () => {
     engine = await reopen();
     const repaired = await engine.group('g').load();
     expect(repaired.snapshot?.meta.index).toBe(7);
-    expect(Array.from(joinChunks(repaired.snapshot!.chunks))).toEqual([1, 2, 3]);
+    expect(Array.from(joinChunks(repaired.snapshot!.data))).toEqual([1, 2, 3]);
     expect(repaired.hardState.damage).toEqual(damage); // the core clears it, not storage
     expect(reports.length).toBe(1);
     await engine.close();
