@@ -277,12 +277,28 @@ export interface GroupStorage {
    */
   saveSnapshot(snapshot: Snapshot): Promise<SnapshotData>;
   /**
+   * Optional: begins storing the snapshot `meta` describes from its chunks as they are produced
+   * (a state machine's slices), so that it is never held whole in memory. The sink's `finish`
+   * then stores it as saveSnapshot does, in call order with the group's other snapshot saves.
+   */
+  beginSnapshot?(meta: SnapshotMeta): SnapshotSink;
+  /**
    * Drops log entries with index <= `index` (after a local snapshot). `index` must not pass the
    * latest saved snapshot's index (that would leave a gap after it): an assertion fails.
    */
   compact(index: number): Promise<void>;
   /** Removes everything of the group (member removed from the group). */
   destroy(): Promise<void>;
+}
+
+/** A snapshot being stored as it is produced (GroupStorage.beginSnapshot). Await each call. */
+export interface SnapshotSink {
+  /** Writes the next chunk; resolves once it is written (synced as the file grows). */
+  append(chunk: Uint8Array): Promise<void>;
+  /** Stores the snapshot durably; resolves with the stored data, as saveSnapshot does. */
+  finish(): Promise<SnapshotData>;
+  /** Drops what was written (the work was abandoned); never rejects. */
+  abort(): Promise<void>;
 }
 
 export interface StorageEngine {

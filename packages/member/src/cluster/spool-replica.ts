@@ -24,6 +24,9 @@ import {
   type GroupStorage,
   RaftNode,
   type Snapshot,
+  type SnapshotData,
+  type SnapshotMeta,
+  type SnapshotSink,
   type SnapshotWork,
   type StateMachine,
   type StorageDamage,
@@ -488,19 +491,40 @@ export class SpoolReplica implements StateMachine {
    * points to are synced before it is saved (so its log entries may go), and the space it no
    * longer needs is reclaimed after.
    */
+  /**
+   * Stores a snapshot (`store`) once the payloads it points to are synced, then lets the store
+   * reclaim what that snapshot no longer needs. The checkpoint is taken now: the snapshot was
+   * finished or restored in this same turn (see pendingCheckpoint).
+   */
+  private async afterPayloads(store: () => Promise<SnapshotData>): Promise<SnapshotData> {
+    const checkpoint = this.pendingCheckpoint;
+    this.pendingCheckpoint = null;
+    await this.payloads.sync();
+    const data = await store();
+    if (checkpoint !== null) this.payloads.saved(checkpoint);
+    return data;
+  }
+
   private guardedStorage(storage: GroupStorage): GroupStorage {
     return {
       group: storage.group,
       load: (options) => storage.load(options),
       save: (hardState, entries) => storage.save(hardState, entries),
-      saveSnapshot: async (snapshot: Snapshot) => {
-        const checkpoint = this.pendingCheckpoint;
-        this.pendingCheckpoint = null;
-        await this.payloads.sync();
-        const data = await storage.saveSnapshot(snapshot);
-        if (checkpoint !== null) this.payloads.saved(checkpoint);
-        return data;
+      saveSnapshot: (snapshot: Snapshot) => {
+        return this.afterPayloads(() => storage.saveSnapshot(snapshot));
       },
+      ...(storage.beginSnapshot === undefined
+        ? {}
+        : {
+            beginSnapshot: (meta: SnapshotMeta): SnapshotSink => {
+              const sink = storage.beginSnapshot!(meta);
+              return {
+                append: (chunk) => sink.append(chunk),
+                finish: () => this.afterPayloads(() => sink.finish()),
+                abort: () => sink.abort(),
+              };
+            },
+          }),
       compact: (index) => storage.compact(index),
       destroy: () => storage.destroy(),
     };

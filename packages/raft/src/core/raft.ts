@@ -26,6 +26,7 @@ import {
   type Snapshot,
   type SnapshotData,
   snapshotOf,
+  type SnapshotMeta,
   type StorageDamage,
 } from '../types.js';
 import { assert } from './assert.js';
@@ -298,19 +299,32 @@ export class RaftCore {
    * (a few retained entries let slightly lagging followers catch up without a snapshot).
    * Returns the snapshot, which the driver must persist (storage.saveSnapshot).
    */
-  snapshotTaken(index: number, chunks: Iterable<Uint8Array>, retainEntries = 0): Snapshot {
-    assert(index <= this.log.applied(), `snapshot ${index} beyond applied ${this.log.applied()}`);
-    assert(index > (this.snapshotValue?.meta.index ?? 0), `snapshot ${index} not newer`);
+  snapshotTaken(index: number, data: SnapshotData, retainEntries = 0): Snapshot {
     assert(retainEntries >= 0, 'retainEntries must be >= 0');
-    const term = this.log.term(index);
-    assert(term !== undefined, `snapshot index ${index} below the log base`);
-    const meta = { index, term, config: this.membership.configAt(index) };
-    const snapshot = snapshotOf(meta, chunks);
+    const snapshot: Snapshot = { meta: this.snapshotMetaAt(index), data };
     this.snapshotValue = snapshot;
     const compactTo = Math.max(this.log.baseIndex(), index - retainEntries);
     this.membership.onCompact(compactTo);
     this.log.compact(compactTo);
     return snapshot;
+  }
+
+  /**
+   * What a snapshot of the state at applied index `index` records (its term and configuration),
+   * for a snapshot stored as it is produced and taken (snapshotTaken) once stored. `index` must
+   * be applied, newer than the latest snapshot and not below the log base.
+   */
+  snapshotMetaAt(index: number): SnapshotMeta {
+    assert(index <= this.log.applied(), `snapshot ${index} beyond applied ${this.log.applied()}`);
+    assert(index > (this.snapshotValue?.meta.index ?? 0), `snapshot ${index} not newer`);
+    const term = this.log.term(index);
+    assert(term !== undefined, `snapshot index ${index} below the log base`);
+    return { index, term, config: this.membership.configAt(index) };
+  }
+
+  /** Index of the latest snapshot (taken or installed), 0 without one. */
+  snapshotIndex(): number {
+    return this.snapshotValue?.meta.index ?? 0;
   }
 
   /**

@@ -18,6 +18,7 @@ import { ConfChangeType, decodeConfChange, type ConfChange } from '../core/conf-
 import { RaftCore, type ProgressView, type ProposeResult, type Role } from '../core/raft.js';
 import { type Ready, type SnapshotSend, snapshotMessages } from '../core/ready.js';
 import {
+  ChunkedSnapshotData,
   EntryType,
   type ClusterConfig,
   type Entry,
@@ -27,6 +28,7 @@ import {
   type NodeId,
   type RestoredState,
   type Snapshot,
+  type SnapshotSink,
   type StorageDamage,
 } from '../types.js';
 import { asStorageError } from '../storage/storage-error.js';
@@ -100,11 +102,12 @@ interface Watcher {
 interface SnapshotInProgress {
   readonly work: SnapshotWork;
   readonly index: number;
-  /**
-   * The chunks produced so far, kept as they came (the core holds the snapshot's chunks to
-   * send to followers; storage writes them as frames).
-   */
+  /** Storage writing the chunks as they come (GroupStorage.beginSnapshot), or null. */
+  readonly sink: SnapshotSink | null;
+  /** Without a sink: the chunks produced so far, saved together at the end. */
   readonly chunks: Uint8Array[];
+  /** The chunk being written to the sink; the next slice waits for it (flow control). */
+  writing: Promise<void> | null;
   /** The scheduled next slice; cleared on cancel so nothing runs after it. */
   next: NodeJS.Immediate | null;
 }
@@ -549,8 +552,8 @@ export class RaftNode {
       this.beginSnapshotWork(stateMachine.beginSnapshot());
       return;
     }
-    const data = stateMachine.snapshot();
-    const snapshot = this.core.snapshotTaken(this.applied, [data], this.opts.retainEntries);
+    const data = new ChunkedSnapshotData([stateMachine.snapshot()]);
+    const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
     this.countSnapshotFrom(this.applied);
     this.keepSnapshot(snapshot);
   }
@@ -561,7 +564,16 @@ export class RaftNode {
    * restarts now: the snapshot will describe this index, whatever is applied meanwhile.
    */
   private beginSnapshotWork(work: SnapshotWork): void {
-    const pending: SnapshotInProgress = { work, index: this.applied, chunks: [], next: null };
+    const index = this.applied;
+    const sink = this.opts.storage.beginSnapshot?.(this.core.snapshotMetaAt(index)) ?? null;
+    const pending: SnapshotInProgress = {
+      work,
+      index,
+      sink,
+      chunks: [],
+      writing: null,
+      next: null,
+    };
     this.snapshotWork = pending;
     this.countSnapshotFrom(this.applied);
     this.scheduleSnapshotSlice(pending);
@@ -579,16 +591,42 @@ export class RaftNode {
       // Cancelling clears the scheduled slice, so only the live work of an open node gets here.
       assert(this.snapshotWork === pending && !this.closed, 'slice of abandoned snapshot work');
       const { chunk, done } = pending.work.step(this.opts.snapshotSliceBytes);
-      if (chunk.byteLength > 0) pending.chunks.push(chunk);
-      if (!done) {
-        this.scheduleSnapshotSlice(pending);
+      if (chunk.byteLength > 0 && pending.sink !== null) {
+        this.writeSnapshotChunk(pending, chunk, done);
         return;
       }
-      this.snapshotWork = null;
-      this.finishSnapshotWork(pending.index, pending.chunks);
+      if (chunk.byteLength > 0) pending.chunks.push(chunk);
+      this.afterSnapshotSlice(pending, done);
     } catch (error) {
       this.fail(error);
     }
+  }
+
+  private afterSnapshotSlice(pending: SnapshotInProgress, done: boolean): void {
+    if (!done) {
+      this.scheduleSnapshotSlice(pending);
+      return;
+    }
+    this.snapshotWork = null;
+    this.finishSnapshotWork(pending);
+  }
+
+  /**
+   * Hands `chunk` to storage and goes on once it is written: the work runs no faster than the
+   * disk takes it, so no more than a chunk waits in memory. An abandoned work stops here.
+   */
+  private writeSnapshotChunk(pending: SnapshotInProgress, chunk: Uint8Array, done: boolean): void {
+    const writing = pending.sink!.append(chunk);
+    pending.writing = writing;
+    writing.then(
+      () => {
+        pending.writing = null;
+        if (this.snapshotWork === pending && !this.closed) this.afterSnapshotSlice(pending, done);
+      },
+      (error: unknown) => {
+        if (this.snapshotWork === pending) this.fail(asStorageError(error));
+      },
+    );
   }
 
   /**
@@ -596,8 +634,24 @@ export class RaftNode {
    * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
    * is newer than the latest snapshot (the core asserts it).
    */
-  private finishSnapshotWork(index: number, chunks: readonly Uint8Array[]): void {
-    this.keepSnapshot(this.core.snapshotTaken(index, chunks, this.opts.retainEntries));
+  private finishSnapshotWork(pending: SnapshotInProgress): void {
+    const { index, sink } = pending;
+    if (sink === null) {
+      const data = new ChunkedSnapshotData(pending.chunks);
+      this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
+      return;
+    }
+    // Taken once stored: the core then holds the file's handle, never the bytes. A snapshot
+    // installed meanwhile is newer (it passed our commit index): this one is dropped.
+    const stored = sink.finish().then((data) => {
+      if (this.closed || this.core.snapshotIndex() >= index) return;
+      this.core.snapshotTaken(index, data, this.opts.retainEntries);
+      this.lastSnapshotIndex = index;
+      this.lastSnapshotBytes = data.dataBytes;
+    });
+    this.background = Promise.all([this.background, stored]).then(noop, (error: unknown) =>
+      this.fail(asStorageError(error)),
+    );
   }
 
   /** Abandons the snapshot in progress: the state it describes was replaced, or the node stops. */
@@ -608,6 +662,11 @@ export class RaftNode {
     if (pending.next !== null) clearImmediate(pending.next);
     pending.next = null;
     pending.work.cancel();
+    // After the chunk being written, if any: the file is removed, not left half written.
+    const sink = pending.sink;
+    if (sink === null) return;
+    const written = (pending.writing ?? Promise.resolve()).then(noop, noop);
+    void written.then(() => sink.abort());
   }
 
   /** The snapshot rule counts entries and bytes from `index` on. */

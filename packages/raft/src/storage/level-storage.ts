@@ -18,6 +18,7 @@ import type {
   RestoredState,
   Snapshot,
   SnapshotData,
+  SnapshotSink,
   SnapshotMeta,
   StorageDamage,
   StorageEngine,
@@ -485,11 +486,34 @@ class LevelGroupStorage implements GroupStorage {
    */
   saveSnapshot(snapshot: Snapshot): Promise<SnapshotData> {
     const { index, term } = snapshot.meta;
+    return this.recordSnapshot(snapshot.meta, () => {
+      return this.context.files.write(this.group, index, term, snapshot.data);
+    });
+  }
+
+  /**
+   * Writes the chunks to a new snapshot file as they come (frames, synced as it grows); `finish`
+   * ends the file and records it as saveSnapshot does; `abort` removes it.
+   */
+  beginSnapshot(meta: SnapshotMeta): SnapshotSink {
+    const writer = this.context.files.begin(this.group, meta.index, meta.term);
+    writer.catch(noop); // seen by the first append or finish
+    return {
+      append: (chunk) => writer.then((file) => file.append(chunk)),
+      finish: () => this.recordSnapshot(meta, () => writer.then((file) => file.finish())),
+      abort: () => writer.then((file) => file.abort(), noop),
+    };
+  }
+
+  /** Plans the snapshot in call order, writes its file (`write`), then stages its record. */
+  private recordSnapshot(
+    meta: SnapshotMeta,
+    write: () => Promise<StoredSnapshotFile>,
+  ): Promise<SnapshotData> {
     let recorded: Promise<SnapshotData> | null = null;
     const conflictDeleted = this.stage(CALL_OVERHEAD_BYTES, 0, true, (span, batch) => {
-      const late = this.planSnapshot(span, batch, index, term);
-      const file = this.context.files.write(this.group, index, term, snapshot.data);
-      recorded = this.chainRecord(snapshot, file, late);
+      const late = this.planSnapshot(span, batch, meta.index, meta.term);
+      recorded = this.chainRecord(meta, write(), late);
     });
     return conflictDeleted.then(() => recorded!);
   }
@@ -563,12 +587,12 @@ class LevelGroupStorage implements GroupStorage {
 
   /** Stages the record once the file is durable and earlier records are staged. */
   private chainRecord(
-    snapshot: Snapshot,
+    meta: SnapshotMeta,
     file: Promise<StoredSnapshotFile>,
     covered: IndexRange,
   ): Promise<SnapshotData> {
     const staged = Promise.all([this.recordChain, file]).then(([, written]) => ({
-      durable: this.stageRecord(snapshot, written, covered),
+      durable: this.stageRecord(meta, written, covered),
     }));
     this.recordChain = staged.then(noop, noop);
     const done = staged.then(({ durable }) => durable);
@@ -577,7 +601,7 @@ class LevelGroupStorage implements GroupStorage {
   }
 
   private stageRecord(
-    snapshot: Snapshot,
+    meta: SnapshotMeta,
     written: StoredSnapshotFile,
     covered: IndexRange,
   ): Promise<SnapshotData> {
@@ -585,7 +609,7 @@ class LevelGroupStorage implements GroupStorage {
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
     const record = encodeSnapshotRecord({
-      meta: snapshot.meta,
+      meta,
       file: written.file,
       format: written.format,
       dataBytes: written.dataBytes,

@@ -3,15 +3,18 @@
 // written (next turn by default, or on `sync()`), and `crash()` loses what was not yet durable.
 
 import assert from 'node:assert/strict';
-import type {
-  Entry,
-  GroupId,
-  GroupStorage,
-  HardState,
-  RestoredState,
-  Snapshot,
-  SnapshotData,
-  StorageEngine,
+import {
+  type Entry,
+  type GroupId,
+  type GroupStorage,
+  type HardState,
+  type RestoredState,
+  type Snapshot,
+  type SnapshotData,
+  type SnapshotMeta,
+  type SnapshotSink,
+  snapshotOf,
+  type StorageEngine,
 } from '../types.js';
 import { GroupCommit } from './group-commit.js';
 import { LogSpan } from './log-span.js';
@@ -153,6 +156,19 @@ class MemoryGroupStorage implements GroupStorage {
         for (const entry of copy) stored.entries.push(entry);
       });
     });
+  }
+
+  /** Collects the chunks in memory; `finish` saves them as saveSnapshot does. */
+  beginSnapshot(meta: SnapshotMeta): SnapshotSink {
+    const chunks: Uint8Array[] = [];
+    return {
+      append: (chunk) => {
+        chunks.push(chunk);
+        return Promise.resolve();
+      },
+      finish: () => this.saveSnapshot(snapshotOf(meta, chunks)),
+      abort: () => Promise.resolve(),
+    };
   }
 
   /** Keeps the snapshot's data as given (chunks in memory); resolves with it. */

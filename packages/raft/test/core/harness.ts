@@ -10,6 +10,7 @@ import { RaftCore } from '../../src/core/raft.js';
 import { joinChunks } from '../chunks.js';
 import { type Ready, snapshotMessages } from '../../src/core/ready.js';
 import {
+  ChunkedSnapshotData,
   EntryType,
   MessageType,
   type Entry,
@@ -289,7 +290,7 @@ export class Harness {
   snapshot(id: NodeId, retainEntries = 0): Snapshot {
     const core = this.core(id);
     const data = bytes(this.appliedTexts(id).join(','));
-    const snapshot = core.snapshotTaken(core.appliedIndex(), [data], retainEntries);
+    const snapshot = core.snapshotTaken(core.appliedIndex(), new ChunkedSnapshotData([data]), retainEntries);
     this.disks.get(id)!.saveSnapshot(snapshot);
     return snapshot;
   }

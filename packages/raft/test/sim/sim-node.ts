@@ -7,7 +7,7 @@
 import type { RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
 import { mustPersist, type Ready, snapshotMessages } from '../../src/core/ready.js';
-import type { Entry, NodeId, RestoredState } from '../../src/types.js';
+import { ChunkedSnapshotData, type Entry, type NodeId, type RestoredState } from '../../src/types.js';
 import type { Checker } from './checker.js';
 import type { EventQueue } from './event-queue.js';
 import { HashStateMachine } from './hash-state-machine.js';
@@ -228,7 +228,7 @@ export class SimNode {
     // InstallSnapshot chunks then straddle them.
     const chunkBytes = 1 + ((this.snapshotsTaken * 7919 + this.sm.index) % 300);
     const chunks = splitChunks(this.sm.snapshot(), chunkBytes);
-    const snapshot = core.snapshotTaken(this.sm.index, chunks, retainEntries);
+    const snapshot = core.snapshotTaken(this.sm.index, new ChunkedSnapshotData(chunks), retainEntries);
     this.lastSnapshotIndex = this.sm.index;
     this.snapshotsTaken += 1;
     const generation = this.generation;

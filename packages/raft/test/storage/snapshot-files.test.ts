@@ -176,4 +176,41 @@ describe('SnapshotFiles', () => {
     expect(count).toBe(frames);
     expect(largest).toBeLessThanOrEqual(SNAPSHOT_FRAME_BYTES_MAX);
   }, 120_000);
+
+  it('reads a stored file back from any offset, a frame or two at a time, each checked', async () => {
+    const snapshots = await files();
+    const data = randomFillSync(new Uint8Array(3 * SNAPSHOT_FRAME_BYTES_MAX + 1234));
+    const stored = await snapshots.write('g', 9, 2, split(data, 700_000));
+    const opened = await snapshots.open('g', stored);
+    for (const read of [snapshots.dataOf('g', stored), opened]) {
+      expect(read.dataBytes).toBe(data.length);
+      const chunks = [...read];
+      for (const chunk of chunks) expect(chunk.buffer.byteLength).toBeLessThanOrEqual(SNAPSHOT_FRAME_BYTES_MAX);
+      expect(Buffer.from(joinChunks(chunks)).equals(data)).toBe(true);
+      // Ranges inside one frame, across two and three frames, at the end and past it.
+      const F = SNAPSHOT_FRAME_BYTES_MAX;
+      for (const [start, end] of [[5, 900], [F - 10, F + 10], [700_000 - 1, 2 * F + 5], [data.length - 3, data.length + 50]]) {
+        expect(Buffer.from(read.slice(start!, end!)).equals(data.subarray(start!, end!))).toBe(true);
+      }
+    }
+    // A flipped bit in the file is found when that frame is read, never handed on.
+    const path = join(snapshots.directoryOf('g'), stored.file);
+    const bytes = await readFile(path);
+    bytes[bytes.length - 100]! ^= 1;
+    await writeFile(path, bytes);
+    const read = snapshots.dataOf('g', stored);
+    expect(read.slice(0, 100).length).toBe(100); // the first frame is fine
+    expect(() => read.slice(data.length - 200, data.length)).toThrow(/fails the checksum/);
+    let failure: unknown = null;
+    try {
+      for (const chunk of read) void chunk;
+    } catch (error) {
+      failure = error;
+    }
+    expect(failsWith('corrupt')(failure)).toBe(true);
+    await expect(snapshots.open('g', stored)).rejects.toSatisfy(failsWith('corrupt'));
+    // Removed (superseded): corrupt, as a missing file is on load.
+    await rm(path);
+    expect(() => read.slice(0, 10)).toThrow(/missing/);
+  });
 });
