@@ -624,12 +624,23 @@ class LevelGroupStorage implements GroupStorage {
     });
     const dropped = durable.then(() => this.dropCovered(covered));
     this.dropChain = Promise.all([this.dropChain, dropped]).then(noop, noop);
-    return durable.then(async () => {
+    return durable.then(() => {
       if (previousFile !== null && previousFile !== written.file) {
-        await this.context.files.remove(this.group, previousFile);
+        this.removeSuperseded(previousFile);
       }
       return this.context.files.dataOf(this.group, written);
     });
+  }
+
+  /**
+   * Removes a superseded snapshot file on a later turn (close and destroy wait for it): whoever
+   * reads the old one (a leader sending it, RaftCore holding its data) takes the new one's data
+   * when the save resolves, in this turn, so nothing reads a file that is gone.
+   */
+  private removeSuperseded(file: string): void {
+    const turn = new Promise<void>((resolve) => setImmediate(resolve));
+    const removed = turn.then(() => this.context.files.remove(this.group, file));
+    this.dropChain = Promise.all([this.dropChain, removed]).then(noop, noop);
   }
 
   /**

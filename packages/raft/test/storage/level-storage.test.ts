@@ -253,9 +253,9 @@ describe('LevelStorageEngine on disk', () => {
     await storage.saveSnapshot(snapshotOf({ index: 2, term: 1, config }, [new Uint8Array([1, 2])]));
     await storage.saveSnapshot(snapshotOf({ index: 3, term: 1, config }, [new Uint8Array([3])]));
     const snapshotDirectory = join(directory, 'snapshots', encodeURIComponent('spool:x'));
+    await engine.close(); // the superseded file goes on a later turn, which close waits for
     expect((await readdir(snapshotDirectory)).length).toBe(1);
     await writeFile(join(snapshotDirectory, 'stray.snap.tmp'), 'half-written');
-    await engine.close();
     engine = await reopen();
     const restored = await engine.group('spool:x').load();
     expect([...joinChunks(restored.snapshot!.data)]).toEqual([3]);
