@@ -444,8 +444,8 @@ class CounterStateMachine {
     bytes.writeDoubleBE(this.count);
     return bytes;
   }
-  restore(data) {
-    this.count = Buffer.from(data).readDoubleBE(0);
+  restore(chunks) {
+    this.count = Buffer.concat([...chunks]).readDoubleBE(0);
   }
 }
 

@@ -175,6 +175,11 @@ export class ByteReader {
     if (this.offset !== this.buffer.byteLength) throw new CodecError('trailing bytes');
   }
 
+  /** Makes at least `length` more bytes readable, or throws CodecError (truncated input). */
+  ensure(length: number): void {
+    this.need(length);
+  }
+
   private need(length: number): void {
     if (this.offset + length > this.buffer.byteLength) this.fill(length);
   }

@@ -14,7 +14,7 @@ export { Message, Where, messageIdOf, seqOfMessageId, MESSAGE_ID_LENGTH } from '
 export type { Queue } from './queue.js';
 export * from './commands.js';
 export { encodeCommand, decodeCommand } from './command-codec.js';
-export { ByteReader, ByteWriter, CodecError } from './bytes.js';
+export { ByteReader, ByteWriter, ChunkReader, CodecError } from './bytes.js';
 export { type BatchedFrame, TurnBatcher, type TurnBatcherOptions } from './turn-batcher.js';
 export {
   WIRE_I32,
@@ -27,7 +27,12 @@ export {
   varintLength,
 } from './wire.js';
 export { decodeSnapshot } from './snapshot.js';
-export { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
+export {
+  SnapshotWriter,
+  encodeReplicatedState,
+  encodeSnapshot,
+  type SnapshotSlice,
+} from './snapshot-writer.js';
 export { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
 export { RATE_LIMITED, type ReceiveOutcome } from './primary.js';
 export type { HandedOffLease } from './hand-off.js';

@@ -56,9 +56,9 @@ interface ReplicatedFields {
 
 /** Encodes the replicated state of a spool at once. */
 export function encodeSnapshot(state: SpoolState): Uint8Array {
-  const bytes = new SnapshotWriter(state, false).step(Infinity);
-  assert(bytes !== null, 'an unbounded step finishes the snapshot');
-  return bytes;
+  const { chunk, done } = new SnapshotWriter(state, false).step(Infinity);
+  assert(done, 'an unbounded step finishes the snapshot');
+  return chunk;
 }
 
 /**
@@ -67,13 +67,23 @@ export function encodeSnapshot(state: SpoolState): Uint8Array {
  * replicas with it). Not for restoring: every payload of it reads as missing.
  */
 export function encodeReplicatedState(state: SpoolState): Uint8Array {
-  const bytes = new SnapshotWriter(state, false, false).step(Infinity);
-  assert(bytes !== null, 'an unbounded step finishes the snapshot');
-  return bytes;
+  const { chunk, done } = new SnapshotWriter(state, false, false).step(Infinity);
+  assert(done, 'an unbounded step finishes the snapshot');
+  return chunk;
 }
 
+/** What one step of a SnapshotWriter encoded: the next chunk, and whether it was the last. */
+export interface SnapshotSlice {
+  readonly chunk: Uint8Array;
+  readonly done: boolean;
+}
+
+/** Bytes a step's buffer starts with beyond its budget (one record more, a queue header). */
+const STEP_SLACK_BYTES = 4096;
+
 export class SnapshotWriter implements MessageGuard {
-  private readonly writer: ByteWriter;
+  /** The bytes of the current step only: each step hands its chunk on and starts a new one. */
+  private writer: ByteWriter;
   private readonly queues: CapturedQueue[] = [];
   private readonly queueIndex = new Map<Queue, number>();
   private readonly preserved = new Map<Message, ReplicatedFields>();
@@ -94,8 +104,9 @@ export class SnapshotWriter implements MessageGuard {
     guarded: boolean,
     private readonly withLocations = true,
   ) {
-    // Metadata only: the size never depends on the payload bytes the spool holds.
-    this.writer = new ByteWriter(256 + state.messageCount * MESSAGE_RECORD_BYTES);
+    // Metadata only: the size never depends on the payload bytes the spool holds. Encoded in
+    // steps (guarded), a buffer holds one step's chunk: sized by the budget in `step`.
+    this.writer = new ByteWriter(guarded ? 256 : 256 + state.messageCount * MESSAGE_RECORD_BYTES);
     this.seqEnd = state.nextSeq;
     this.writeHeader();
     for (const name of state.names) this.capture(state.queues.get(name)!);
@@ -106,10 +117,11 @@ export class SnapshotWriter implements MessageGuard {
   }
 
   /**
-   * Encodes about `budgetBytes` more (at least one record). Returns the finished snapshot, or
-   * null while messages remain. Not to be called after it returned the snapshot or was cancelled.
+   * Encodes about `budgetBytes` more (at least one record) and returns them: the snapshot is the
+   * chunks of every step in order, never joined here. Not to be called after the step that was
+   * `done` or after `cancel`.
    */
-  step(budgetBytes: number): Uint8Array | null {
+  step(budgetBytes: number): SnapshotSlice {
     assert(!this.ended, 'snapshot writer already ended');
     assert(budgetBytes > 0, 'snapshot step budget must be positive');
     let spentBytes = 0;
@@ -122,7 +134,7 @@ export class SnapshotWriter implements MessageGuard {
       }
       const messages = queue.messages;
       while (this.messageAt < messages.length) {
-        if (spentBytes >= budgetBytes) return null;
+        if (spentBytes >= budgetBytes) return { chunk: this.takeChunk(budgetBytes), done: false };
         spentBytes += this.writeMessage(messages[this.messageAt++]!);
       }
       this.queueAt++;
@@ -130,7 +142,14 @@ export class SnapshotWriter implements MessageGuard {
     }
     this.writer.u32(END);
     this.end();
-    return this.writer.finish();
+    return { chunk: this.writer.finish(), done: true };
+  }
+
+  /** The bytes encoded since the last chunk; the next step writes into a new buffer. */
+  private takeChunk(budgetBytes: number): Uint8Array {
+    const chunk = this.writer.finish();
+    this.writer = new ByteWriter(budgetBytes + STEP_SLACK_BYTES);
+    return chunk;
   }
 
   /** Abandons the snapshot: the state no longer reports changes to it. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSnapshot } from '../src/snapshot.js';
-import { encodeSnapshot } from '../src/snapshot-writer.js';
+import { encodeSnapshot, type SnapshotWriter } from '../src/snapshot-writer.js';
 import { T0, createQueue, newEngine, receive, ref, send } from './helpers.js';
 
 function backlog(messages: number) {
@@ -11,19 +11,27 @@ function backlog(messages: number) {
   return { engine, q, r };
 }
 
+/** Steps `work` to its end with `budgetBytes`; its chunks, each as it was handed out. */
+function drain(work: SnapshotWriter, budgetBytes: number): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const { chunk, done } = work.step(budgetBytes);
+    chunks.push(chunk);
+    if (done) return chunks;
+  }
+}
+
+function joined(chunks: readonly Uint8Array[]): Uint8Array {
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
 describe('SnapshotWriter', () => {
   it('encodes in several slices the same bytes as an encode at once', () => {
     const { engine } = backlog(300);
     const expected = encodeSnapshot(engine.state);
-    const work = engine.beginSnapshot();
-    let steps = 1;
-    let bytes = work.step(500);
-    while (bytes === null) {
-      steps++;
-      bytes = work.step(500);
-    }
-    expect(steps).toBeGreaterThan(20);
-    expect(bytes).toEqual(expected);
+    const chunks = drain(engine.beginSnapshot(), 500);
+    expect(chunks.length).toBeGreaterThan(20);
+    expect(joined(chunks)).toEqual(expected);
     expect(engine.state.snapshotGuard).toBeNull();
   });
 
@@ -31,7 +39,8 @@ describe('SnapshotWriter', () => {
     const { engine, q, r } = backlog(60);
     const atStart = encodeSnapshot(engine.state);
     const work = engine.beginSnapshot();
-    expect(work.step(300)).toBeNull(); // a few messages of q written, most not
+    const first300 = work.step(300); // a few messages of q written, most not
+    expect(first300.done).toBe(false);
     const first = receive(engine, q, T0 + 100);
     engine.apply({ type: 'ack', ...ref(q, first) }, T0 + 101);
     const second = receive(engine, q, T0 + 102);
@@ -41,8 +50,7 @@ describe('SnapshotWriter', () => {
     engine.apply({ type: 'deleteQueue', queueGen: r.gen, mode: 'force' }, T0 + 106);
     send(engine, q, T0 + 107, { payload: new Uint8Array([1]) });
     createQueue(engine, 'r', {}, T0 + 108);
-    let bytes: Uint8Array | null = null;
-    while (bytes === null) bytes = work.step(300);
+    const bytes = joined([first300.chunk, ...drain(work, 300)]);
     expect(bytes).toEqual(atStart);
     expect(decodeSnapshot(bytes, engine.plan).messageCount).toBe(60);
   });
@@ -57,6 +65,19 @@ describe('SnapshotWriter', () => {
     expect(engine.state.snapshotGuard).toBeNull();
     expect(() => work.step(100)).toThrow(/already ended/);
     const next = engine.beginSnapshot();
-    expect(next.step(Infinity)).toEqual(encodeSnapshot(engine.state));
+    expect(next.step(Infinity)).toEqual({ chunk: encodeSnapshot(engine.state), done: true });
+  });
+
+  it('hands each step its own chunk, about its budget, and the decoder reads them as they are', () => {
+    const { engine } = backlog(3000);
+    const expected = encodeSnapshot(engine.state);
+    const chunks = drain(engine.beginSnapshot(), 4096);
+    // Each chunk is one step's bytes in a buffer of its own, never a view of a whole image.
+    for (const chunk of chunks) {
+      expect(chunk.byteLength).toBeLessThanOrEqual(4096 + 256);
+      expect(chunk.buffer.byteLength).toBeLessThanOrEqual(2 * 4096 + 4096);
+    }
+    expect(joined(chunks)).toEqual(expected);
+    expect(decodeSnapshot(chunks, engine.plan).messageCount).toBe(3000);
   });
 });

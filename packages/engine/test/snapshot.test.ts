@@ -126,9 +126,11 @@ describe('snapshot', () => {
     const bytes = engine.snapshot();
     expect(bytes.buffer.byteLength).toBeLessThan(64 * 1024);
     const work = engine.beginSnapshot();
-    let sliced: Uint8Array | null = null;
-    while (sliced === null) sliced = work.step(1024);
-    expect(sliced.buffer.byteLength).toBeLessThan(64 * 1024);
+    for (let done = false; !done; ) {
+      const slice = work.step(1024);
+      expect(slice.chunk.buffer.byteLength).toBeLessThan(64 * 1024);
+      done = slice.done;
+    }
   });
 
   it('over another store, every payload is missing until fetched; removal still counts', () => {

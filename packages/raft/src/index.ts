@@ -43,7 +43,12 @@ export { RaftAssertionError } from './core/assert.js';
 export { RaftNode, type Proposed, type RaftNodeEvents, type RaftNodeStatus } from './node/raft-node.js';
 export { RAFT_NODE_DEFAULTS, type RaftNodeOptions } from './node/options.js';
 export { RaftError, isRaftError, type RaftErrorKind } from './node/raft-error.js';
-export type { AppliedEntry, SnapshotWork, StateMachine } from './node/state-machine.js';
+export type {
+  AppliedEntry,
+  SnapshotSlice,
+  SnapshotWork,
+  StateMachine,
+} from './node/state-machine.js';
 export { GroupRouter, type MessageReceiver } from './node/group-router.js';
 export {
   type ClusterSecurity,

@@ -65,10 +65,77 @@ export interface SnapshotMeta {
   readonly config: ClusterConfig;
 }
 
+/**
+ * A snapshot's state-machine bytes, as produced by the application, held in memory (the chunks
+ * they were produced or received in) or in a file that storage reads a frame at a time: never
+ * joined into one buffer (a typed array has a length limit, and a state of gigabytes would
+ * need one that large). The core keeps only this handle; the shell reads through it.
+ */
+export interface SnapshotData extends Iterable<Uint8Array> {
+  /** Total bytes. */
+  readonly dataBytes: number;
+  /**
+   * The bytes in order, in chunks of bounded size, each checked as it is read from a file
+   * (StorageError `corrupt` or `io` when that fails).
+   */
+  [Symbol.iterator](): Iterator<Uint8Array>;
+  /** Bytes `[start, end)` (an InstallSnapshot chunk); throws as iterating does. */
+  slice(start: number, end: number): Uint8Array;
+}
+
 export interface Snapshot {
   readonly meta: SnapshotMeta;
-  /** State-machine bytes, as produced by the application's `snapshot()`. */
-  readonly data: Uint8Array;
+  readonly data: SnapshotData;
+}
+
+/** Snapshot data held in memory as `chunks` (empty ones dropped), never joined. */
+export class ChunkedSnapshotData implements SnapshotData {
+  readonly chunks: readonly Uint8Array[];
+  readonly dataBytes: number;
+
+  constructor(chunks: Iterable<Uint8Array>) {
+    const kept: Uint8Array[] = [];
+    let dataBytes = 0;
+    for (const chunk of chunks) {
+      if (chunk.byteLength === 0) continue;
+      kept.push(chunk);
+      dataBytes += chunk.byteLength;
+    }
+    this.chunks = kept;
+    this.dataBytes = dataBytes;
+  }
+
+  [Symbol.iterator](): Iterator<Uint8Array> {
+    return this.chunks[Symbol.iterator]();
+  }
+
+  /** A view of one chunk when the range lies in it, otherwise a copy of just the range. */
+  slice(start: number, end: number): Uint8Array {
+    const chunks = this.chunks;
+    let base = 0;
+    let i = 0;
+    while (i < chunks.length && base + chunks[i]!.byteLength <= start) {
+      base += chunks[i++]!.byteLength;
+    }
+    if (i === chunks.length || end <= start) return new Uint8Array(0);
+    const first = chunks[i]!;
+    if (end - base <= first.byteLength) return first.subarray(start - base, end - base);
+    const out = new Uint8Array(Math.min(end, this.dataBytes) - start);
+    let at = 0;
+    for (; i < chunks.length && at < out.length; base += chunks[i++]!.byteLength) {
+      const chunk = chunks[i]!;
+      const from = Math.max(0, start - base);
+      const to = Math.min(chunk.byteLength, end - base);
+      out.set(chunk.subarray(from, to), at);
+      at += to - from;
+    }
+    return out;
+  }
+}
+
+/** A snapshot of `chunks` held in memory. */
+export function snapshotOf(meta: SnapshotMeta, chunks: Iterable<Uint8Array>): Snapshot {
+  return { meta, data: new ChunkedSnapshotData(chunks) };
 }
 
 export const enum MessageType {
@@ -207,9 +274,16 @@ export interface GroupStorage {
   /**
    * Stores a snapshot durably and drops log entries with index <= snapshot.meta.index. Entries
    * after it are kept only if the stored entry at snapshot.meta.index has the snapshot's term;
-   * otherwise the whole log is discarded (Raft figure 13, InstallSnapshot steps 6-7).
+   * otherwise the whole log is discarded (Raft figure 13, InstallSnapshot steps 6-7). Resolves
+   * with the stored data (read from where it was stored: the caller may drop what it held).
    */
-  saveSnapshot(snapshot: Snapshot): Promise<void>;
+  saveSnapshot(snapshot: Snapshot): Promise<SnapshotData>;
+  /**
+   * Optional: begins storing the snapshot `meta` describes from its chunks as they are produced
+   * (a state machine's slices), so that it is never held whole in memory. The sink's `finish`
+   * then stores it as saveSnapshot does, in call order with the group's other snapshot saves.
+   */
+  beginSnapshot?(meta: SnapshotMeta): SnapshotSink;
   /**
    * Drops log entries with index <= `index` (after a local snapshot). `index` must not pass the
    * latest saved snapshot's index (that would leave a gap after it): an assertion fails.
@@ -217,6 +291,16 @@ export interface GroupStorage {
   compact(index: number): Promise<void>;
   /** Removes everything of the group (member removed from the group). */
   destroy(): Promise<void>;
+}
+
+/** A snapshot being stored as it is produced (GroupStorage.beginSnapshot). Await each call. */
+export interface SnapshotSink {
+  /** Writes the next chunk; resolves once it is written (synced as the file grows). */
+  append(chunk: Uint8Array): Promise<void>;
+  /** Stores the snapshot durably; resolves with the stored data, as saveSnapshot does. */
+  finish(): Promise<SnapshotData>;
+  /** Drops what was written (the work was abandoned); never rejects. */
+  abort(): Promise<void>;
 }
 
 export interface StorageEngine {

@@ -3,7 +3,7 @@
 // engine's; what is the metadata's own is a u16 length before byte fields and UTF-8 strings, and
 // u16-counted string lists. Decoding throws MetaCodecError (a CodecError) on malformed input.
 
-import { ByteReader, ByteWriter, CodecError } from '@spoolmq/engine';
+import { ByteReader, ByteWriter, ChunkReader, CodecError } from '@spoolmq/engine';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -66,11 +66,18 @@ export class MetaWriter {
   }
 }
 
+/**
+ * Reads a command (one buffer) or a snapshot (one buffer, or the chunks it is stored or
+ * received in). A value that straddles chunks is read from a buffer of the rest of the current
+ * chunk and the next ones: at most one value (64 KiB) more than a chunk, never the whole input.
+ */
 export class MetaReader {
   private readonly input: ByteReader;
+  private readonly chunked: boolean;
 
-  constructor(data: Uint8Array) {
-    this.input = new ByteReader(data);
+  constructor(input: Uint8Array | Iterable<Uint8Array>) {
+    this.chunked = !(input instanceof Uint8Array);
+    this.input = input instanceof Uint8Array ? new ByteReader(input) : new ChunkReader(input);
   }
 
   u8(): number {
@@ -118,11 +125,26 @@ export class MetaReader {
 
   /** Throws unless every byte was read. */
   end(): void {
-    if (this.input.remaining !== 0) throw new MetaCodecError('trailing bytes');
+    if (this.chunked) {
+      try {
+        this.input.end();
+      } catch {
+        throw new MetaCodecError('trailing bytes');
+      }
+    } else if (this.input.remaining !== 0) {
+      throw new MetaCodecError('trailing bytes');
+    }
   }
 
   /** The metadata's own error for a short input, before the engine's reader would throw its own. */
   private need(bytes: number): void {
-    if (this.input.remaining < bytes) throw new MetaCodecError('truncated');
+    if (this.input.remaining >= bytes) return;
+    if (!this.chunked) throw new MetaCodecError('truncated');
+    // A chunked input holds only the current chunk: ask it for more (it throws at the end).
+    try {
+      this.input.ensure(bytes);
+    } catch {
+      throw new MetaCodecError('truncated');
+    }
   }
 }

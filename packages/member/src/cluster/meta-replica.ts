@@ -101,8 +101,8 @@ export class MetaReplica implements StateMachine {
     return this.stateValue.encode();
   }
 
-  restore(data: Uint8Array): void {
-    this.stateValue = MetaState.decode(data);
+  restore(chunks: Iterable<Uint8Array>): void {
+    this.stateValue = MetaState.decode(chunks);
     this.options.onApplied(null, null);
   }
 

@@ -336,8 +336,11 @@ export class MetaState {
     return writer.finish();
   }
 
-  /** Decodes `encode` bytes. Throws MetaCodecError on malformed input or a foreign version. */
-  static decode(data: Uint8Array): MetaState {
+  /**
+   * Decodes `encode` bytes, whole or in chunks. Throws MetaCodecError on malformed input or a
+   * foreign version.
+   */
+  static decode(data: Uint8Array | Iterable<Uint8Array>): MetaState {
     const reader = new MetaReader(data);
     if (reader.u32() !== MAGIC) throw new MetaCodecError('not a metadata snapshot');
     const version = reader.u16();

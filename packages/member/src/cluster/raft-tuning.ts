@@ -14,6 +14,7 @@ export type RaftTuning = Partial<
     | 'appendBytesMax'
     | 'snapshotChunkBytes'
     | 'snapshotEntries'
+    | 'snapshotSliceBytes'
     | 'snapshotLogBytes'
     | 'retainEntries'
     | 'proposalsPendingMax'

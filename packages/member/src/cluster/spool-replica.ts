@@ -24,6 +24,9 @@ import {
   type GroupStorage,
   RaftNode,
   type Snapshot,
+  type SnapshotData,
+  type SnapshotMeta,
+  type SnapshotSink,
   type SnapshotWork,
   type StateMachine,
   type StorageDamage,
@@ -165,8 +168,13 @@ export class SpoolReplica implements StateMachine {
   private restores = 0;
   private payloadReadFailures = 0;
   private readonly payloads: ReplicaPayloadStore;
-  /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
-  private readonly checkpoints = new WeakMap<Uint8Array, number>();
+  /**
+   * The payload-store checkpoint of the snapshot taken or installed here last, for its save:
+   * the node saves each snapshot in the same turn as it finishes or restores it (snapshot(),
+   * the last step of beginSnapshot's work, restore), so the next save is of that snapshot. A
+   * snapshot that is never saved leaves an older checkpoint: reclaiming less is safe.
+   */
+  private pendingCheckpoint: number | null = null;
   private readonly fetcher: PayloadFetcher;
   /** Which hand-off record, if any, the next opening takes over. */
   private readonly handOffs = new HandOffTracker();
@@ -322,7 +330,7 @@ export class SpoolReplica implements StateMachine {
   snapshot(): Uint8Array {
     const checkpoint = this.payloads.checkpoint();
     const data = this.engineValue.snapshot();
-    this.checkpoints.set(data, checkpoint);
+    this.pendingCheckpoint = checkpoint;
     return data;
   }
 
@@ -342,9 +350,9 @@ export class SpoolReplica implements StateMachine {
     const writer: SnapshotWriter = this.engineValue.beginSnapshot();
     return {
       step: (budgetBytes) => {
-        const data = writer.step(budgetBytes);
-        if (data !== null) this.checkpoints.set(data, checkpoint);
-        return data;
+        const slice = writer.step(budgetBytes);
+        if (slice.done) this.pendingCheckpoint = checkpoint;
+        return slice;
       },
       cancel: () => writer.cancel(),
     };
@@ -356,15 +364,15 @@ export class SpoolReplica implements StateMachine {
    * it comes from the leader: nothing stored here is referenced any more, and the payloads the
    * snapshot's messages need are fetched (see fetchMissing).
    */
-  restore(data: Uint8Array): void {
+  restore(chunks: Iterable<Uint8Array>): void {
     this.stepDown();
     const installed = this.nodeValue !== null;
     if (installed) {
       this.payloads.retireAll();
-      this.checkpoints.set(data, this.payloads.checkpoint());
+      this.pendingCheckpoint = this.payloads.checkpoint();
     }
     this.handOffs.reset();
-    this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan, this.payloads);
+    this.engineValue = SpoolEngine.fromSnapshot(chunks, this.options.plan, this.payloads);
     this.restores++;
     if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
@@ -483,17 +491,40 @@ export class SpoolReplica implements StateMachine {
    * points to are synced before it is saved (so its log entries may go), and the space it no
    * longer needs is reclaimed after.
    */
+  /**
+   * Stores a snapshot (`store`) once the payloads it points to are synced, then lets the store
+   * reclaim what that snapshot no longer needs. The checkpoint is taken now: the snapshot was
+   * finished or restored in this same turn (see pendingCheckpoint).
+   */
+  private async afterPayloads(store: () => Promise<SnapshotData>): Promise<SnapshotData> {
+    const checkpoint = this.pendingCheckpoint;
+    this.pendingCheckpoint = null;
+    await this.payloads.sync();
+    const data = await store();
+    if (checkpoint !== null) this.payloads.saved(checkpoint);
+    return data;
+  }
+
   private guardedStorage(storage: GroupStorage): GroupStorage {
     return {
       group: storage.group,
       load: (options) => storage.load(options),
       save: (hardState, entries) => storage.save(hardState, entries),
-      saveSnapshot: async (snapshot: Snapshot) => {
-        await this.payloads.sync();
-        await storage.saveSnapshot(snapshot);
-        const checkpoint = this.checkpoints.get(snapshot.data);
-        if (checkpoint !== undefined) this.payloads.saved(checkpoint);
+      saveSnapshot: (snapshot: Snapshot) => {
+        return this.afterPayloads(() => storage.saveSnapshot(snapshot));
       },
+      ...(storage.beginSnapshot === undefined
+        ? {}
+        : {
+            beginSnapshot: (meta: SnapshotMeta): SnapshotSink => {
+              const sink = storage.beginSnapshot!(meta);
+              return {
+                append: (chunk) => sink.append(chunk),
+                finish: () => this.afterPayloads(() => sink.finish()),
+                abort: () => sink.abort(),
+              };
+            },
+          }),
       compact: (index) => storage.compact(index),
       destroy: () => storage.destroy(),
     };
@@ -624,3 +655,4 @@ export class SpoolReplica implements StateMachine {
 function owned(data: Uint8Array): Uint8Array {
   return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
 }
+

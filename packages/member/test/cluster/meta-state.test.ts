@@ -110,6 +110,15 @@ describe('MetaState', () => {
     expect(state.planEpoch).toBe(3);
     const restored = MetaState.decode(state.encode());
     expect(restored.planEpoch).toBe(3);
+    // Decoded from the chunks a snapshot is stored in (values straddling them): the same state.
+    const bytes = state.encode();
+    for (const chunkBytes of [1, 7, 64, bytes.length - 1]) {
+      const chunks: Uint8Array[] = [new Uint8Array(0)];
+      for (let at = 0; at < bytes.length; at += chunkBytes) chunks.push(bytes.subarray(at, at + chunkBytes));
+      expect(MetaState.decode(chunks).encode()).toEqual(bytes);
+    }
+    expect(() => MetaState.decode([bytes, new Uint8Array([0])])).toThrow(/trailing/);
+    expect(() => MetaState.decode([bytes.subarray(0, 9), bytes.subarray(9, -1)])).toThrow(MetaCodecError);
     expect([...restored.keys.values()].filter((key) => key.blocked)).toHaveLength(1);
     expect(restored.plans.get('pro')).toEqual(plan);
     // Derived counts survive the restore: the bounds still hold.

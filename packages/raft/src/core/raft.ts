@@ -24,6 +24,9 @@ import {
   type RequestVoteResponse,
   type RestoredState,
   type Snapshot,
+  type SnapshotData,
+  snapshotOf,
+  type SnapshotMeta,
   type StorageDamage,
 } from '../types.js';
 import { assert } from './assert.js';
@@ -38,7 +41,7 @@ import { RaftLog } from './log.js';
 import { EMPTY_CONFIG, Membership } from './membership.js';
 import { NEVER_TICK, Progress, type ProgressState } from './progress.js';
 import { quorumValue, tallyVotes } from './quorum.js';
-import type { Ready } from './ready.js';
+import type { Ready, SnapshotSend } from './ready.js';
 import { SnapshotReceiver } from './snapshot-receiver.js';
 
 export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
@@ -145,6 +148,8 @@ export class RaftCore {
   private snapshotValue: Snapshot | null;
   private receiver: SnapshotReceiver | null = null;
   private pendingRestore: Snapshot | null = null;
+  /** InstallSnapshot chunks for the next Ready (see SnapshotSend). */
+  private snapshotSends: SnapshotSend[] = [];
 
   private msgs: Message[] = [];
   private msgsAfterPersist: Message[] = [];
@@ -294,19 +299,44 @@ export class RaftCore {
    * (a few retained entries let slightly lagging followers catch up without a snapshot).
    * Returns the snapshot, which the driver must persist (storage.saveSnapshot).
    */
-  snapshotTaken(index: number, data: Uint8Array, retainEntries = 0): Snapshot {
-    assert(index <= this.log.applied(), `snapshot ${index} beyond applied ${this.log.applied()}`);
-    assert(index > (this.snapshotValue?.meta.index ?? 0), `snapshot ${index} not newer`);
+  snapshotTaken(index: number, data: SnapshotData, retainEntries = 0): Snapshot {
     assert(retainEntries >= 0, 'retainEntries must be >= 0');
-    const term = this.log.term(index);
-    assert(term !== undefined, `snapshot index ${index} below the log base`);
-    const meta = { index, term, config: this.membership.configAt(index) };
-    const snapshot: Snapshot = { meta, data };
+    const snapshot: Snapshot = { meta: this.snapshotMetaAt(index), data };
     this.snapshotValue = snapshot;
     const compactTo = Math.max(this.log.baseIndex(), index - retainEntries);
     this.membership.onCompact(compactTo);
     this.log.compact(compactTo);
     return snapshot;
+  }
+
+  /**
+   * What a snapshot of the state at applied index `index` records (its term and configuration),
+   * for a snapshot stored as it is produced and taken (snapshotTaken) once stored. `index` must
+   * be applied, newer than the latest snapshot and not below the log base.
+   */
+  snapshotMetaAt(index: number): SnapshotMeta {
+    assert(index <= this.log.applied(), `snapshot ${index} beyond applied ${this.log.applied()}`);
+    assert(index > (this.snapshotValue?.meta.index ?? 0), `snapshot ${index} not newer`);
+    const term = this.log.term(index);
+    assert(term !== undefined, `snapshot index ${index} below the log base`);
+    return { index, term, config: this.membership.configAt(index) };
+  }
+
+  /** Index of the latest snapshot (taken or installed), 0 without one. */
+  snapshotIndex(): number {
+    return this.snapshotValue?.meta.index ?? 0;
+  }
+
+  /**
+   * Storage holds the snapshot at `index` durably as `data` (read from where it is stored):
+   * the core keeps that handle instead of the bytes it was given, if it is still the latest.
+   */
+  snapshotStored(index: number, data: SnapshotData): void {
+    const snapshot = this.snapshotValue;
+    if (snapshot === null || snapshot.meta.index !== index) return; // a newer one replaced it
+    const size = snapshot.data.dataBytes;
+    assert(data.dataBytes === size, `snapshot ${index} stored with another size`);
+    this.snapshotValue = { meta: snapshot.meta, data };
   }
 
   // ---------------------------------------------------------------- outputs
@@ -316,6 +346,7 @@ export class RaftCore {
     return (
       this.msgs.length > 0 ||
       this.msgsAfterPersist.length > 0 ||
+      this.snapshotSends.length > 0 ||
       this.log.hasUnstable() ||
       this.log.hasCommittedToApply() ||
       this.pendingRestore !== null ||
@@ -344,10 +375,12 @@ export class RaftCore {
       snapshot,
       entries: this.log.takeUnstable(),
       messages: this.msgs,
+      snapshotSends: this.snapshotSends,
       messagesAfterPersist: this.msgsAfterPersist,
       committed: this.log.takeCommitted(),
     };
     this.msgs = [];
+    this.snapshotSends = [];
     this.msgsAfterPersist = [];
     return ready;
   }
@@ -906,9 +939,9 @@ export class RaftCore {
       this.send(snapshotResponse(this, m.from, meta.index, received, false, true));
       return;
     }
-    const data = this.receiver.assemble();
+    const chunks = this.receiver.take();
     this.receiver = null;
-    this.installSnapshot({ meta, data });
+    this.installSnapshot(snapshotOf(meta, chunks));
     this.send(snapshotResponse(this, m.from, meta.index, received, true, true));
   }
 
@@ -1201,20 +1234,13 @@ export class RaftCore {
       pr.becomeSnapshot(snapshot.meta.index);
       offset = 0;
     }
-    const size = snapshot.data.byteLength;
+    const size = snapshot.data.dataBytes;
     const start = Math.min(offset, size);
     const end = Math.min(size, start + this.cfg.snapshotChunkBytes);
-    const message: InstallSnapshot = {
-      type: MessageType.InstallSnapshot,
-      from: this.id,
-      to,
-      term: this.termValue,
-      meta: snapshot.meta,
-      offset: start,
-      chunk: snapshot.data.subarray(start, end),
-      done: end === size,
-    };
-    this.send(message);
+    const { meta, data } = snapshot;
+    const done = end === size;
+    const term = this.termValue;
+    this.snapshotSends.push({ from: this.id, to, term, meta, offset: start, end, done, data });
     pr.snapshotOffset = start;
     pr.snapshotStalledTicks = 0;
   }

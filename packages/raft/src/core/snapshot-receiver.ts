@@ -1,6 +1,6 @@
 // A follower's half-received InstallSnapshot: chunks accepted strictly in offset order, so that
 // a lost or duplicated chunk is answered with the offset to resume from (the leader resends from
-// there) instead of corrupting the image.
+// there) instead of corrupting the image. The chunks are kept as they came, never joined.
 
 import type { SnapshotMeta } from '../types.js';
 
@@ -23,20 +23,15 @@ export class SnapshotReceiver {
   /** Accepts `chunk` at `offset` if it is the next one; returns true when accepted. */
   accept(offset: number, chunk: Uint8Array): boolean {
     if (offset !== this.receivedBytes) return false;
-    this.chunks.push(chunk);
+    if (chunk.byteLength > 0) this.chunks.push(chunk);
     this.receivedBytes += chunk.byteLength;
     return true;
   }
 
-  /** The whole image (call once the chunk marked `done` was accepted). */
-  assemble(): Uint8Array {
-    if (this.chunks.length === 1) return this.chunks[0]!;
-    const out = new Uint8Array(this.receivedBytes);
-    let at = 0;
-    for (const chunk of this.chunks) {
-      out.set(chunk, at);
-      at += chunk.byteLength;
-    }
-    return out;
+  /** The image's chunks in order (call once the chunk marked `done` was accepted). */
+  take(): readonly Uint8Array[] {
+    const chunks = this.chunks;
+    this.chunks = [];
+    return chunks;
   }
 }

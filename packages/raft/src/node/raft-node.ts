@@ -16,8 +16,9 @@ import { refuseIncoming } from '../core/incoming-check.js';
 import { bootstrapState, isEmptyState } from '../core/bootstrap.js';
 import { ConfChangeType, decodeConfChange, type ConfChange } from '../core/conf-change.js';
 import { RaftCore, type ProgressView, type ProposeResult, type Role } from '../core/raft.js';
-import type { Ready } from '../core/ready.js';
+import { type Ready, type SnapshotSend, snapshotMessages } from '../core/ready.js';
 import {
+  ChunkedSnapshotData,
   EntryType,
   type ClusterConfig,
   type Entry,
@@ -27,6 +28,7 @@ import {
   type NodeId,
   type RestoredState,
   type Snapshot,
+  type SnapshotSink,
   type StorageDamage,
 } from '../types.js';
 import { asStorageError } from '../storage/storage-error.js';
@@ -100,6 +102,12 @@ interface Watcher {
 interface SnapshotInProgress {
   readonly work: SnapshotWork;
   readonly index: number;
+  /** Storage writing the chunks as they come (GroupStorage.beginSnapshot), or null. */
+  readonly sink: SnapshotSink | null;
+  /** Without a sink: the chunks produced so far, saved together at the end. */
+  readonly chunks: Uint8Array[];
+  /** The chunk being written to the sink; the next slice waits for it (flow control). */
+  writing: Promise<void> | null;
   /** The scheduled next slice; cleared on cancel so nothing runs after it. */
   next: NodeJS.Immediate | null;
 }
@@ -183,7 +191,7 @@ export class RaftNode {
     );
     this.applied = state.snapshot?.meta.index ?? 0;
     this.lastSnapshotIndex = this.applied;
-    this.lastSnapshotBytes = state.snapshot?.data.length ?? 0;
+    this.lastSnapshotBytes = state.snapshot?.data.dataBytes ?? 0;
     this.snapshotBaseIndex = this.applied;
     this.lastTickMs = opts.nowMs();
     this.ticker = setInterval(() => this.onTimer(), opts.tickMs);
@@ -424,16 +432,43 @@ export class RaftNode {
       if (ready.snapshot !== null) this.restoreSnapshot(ready.snapshot);
       this.persist(ready);
       if (ready.messages.length > 0) this.opts.transport.send(this.group, ready.messages);
+      if (ready.snapshotSends.length > 0) this.sendSnapshotChunks(ready.snapshotSends);
       this.applyCommitted(ready.committed);
       this.maybeSnapshot();
     }
+  }
+
+  /**
+   * Reads each InstallSnapshot chunk from the snapshot's data (a stored one: a frame or two of
+   * its file) and sends it. A read that fails (the file went bad) stops the node like a failed
+   * write: its group is restarted, and a load that finds the file corrupt drops it for repair.
+   */
+  private sendSnapshotChunks(sends: readonly SnapshotSend[]): void {
+    let messages: Message[];
+    try {
+      messages = snapshotMessages(sends);
+    } catch (error) {
+      this.fail(asStorageError(error));
+      return;
+    }
+    this.opts.transport.send(this.group, messages);
+  }
+
+  /**
+   * Saves `snapshot`; once it is durable, the core keeps the stored data (read from its file
+   * when needed) instead of the chunks it was given, which can then go.
+   */
+  private saveSnapshot(snapshot: Snapshot): Promise<void> {
+    return this.opts.storage.saveSnapshot(snapshot).then((data) => {
+      if (!this.closed) this.core.snapshotStored(snapshot.meta.index, data);
+    });
   }
 
   /** Issues the Ready's writes now; acknowledges them to the core in Ready order. */
   private persist(ready: Ready): void {
     const { storage } = this.opts;
     const writes: Promise<void>[] = [this.persistTail];
-    if (ready.snapshot !== null) writes.push(storage.saveSnapshot(ready.snapshot));
+    if (ready.snapshot !== null) writes.push(this.saveSnapshot(ready.snapshot));
     if (ready.hardState !== null || ready.entries.length > 0) {
       writes.push(storage.save(ready.hardState, ready.entries));
     }
@@ -464,7 +499,7 @@ export class RaftNode {
     this.opts.stateMachine.restore(snapshot.data);
     this.applied = snapshot.meta.index;
     this.lastSnapshotIndex = snapshot.meta.index;
-    this.lastSnapshotBytes = snapshot.data.length;
+    this.lastSnapshotBytes = snapshot.data.dataBytes;
     this.countSnapshotFrom(snapshot.meta.index);
     this.emit('config-change', null, snapshot.meta.config);
   }
@@ -517,7 +552,7 @@ export class RaftNode {
       this.beginSnapshotWork(stateMachine.beginSnapshot());
       return;
     }
-    const data = stateMachine.snapshot();
+    const data = new ChunkedSnapshotData([stateMachine.snapshot()]);
     const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
     this.countSnapshotFrom(this.applied);
     this.keepSnapshot(snapshot);
@@ -529,7 +564,16 @@ export class RaftNode {
    * restarts now: the snapshot will describe this index, whatever is applied meanwhile.
    */
   private beginSnapshotWork(work: SnapshotWork): void {
-    const pending: SnapshotInProgress = { work, index: this.applied, next: null };
+    const index = this.applied;
+    const sink = this.opts.storage.beginSnapshot?.(this.core.snapshotMetaAt(index)) ?? null;
+    const pending: SnapshotInProgress = {
+      work,
+      index,
+      sink,
+      chunks: [],
+      writing: null,
+      next: null,
+    };
     this.snapshotWork = pending;
     this.countSnapshotFrom(this.applied);
     this.scheduleSnapshotSlice(pending);
@@ -546,16 +590,43 @@ export class RaftNode {
     try {
       // Cancelling clears the scheduled slice, so only the live work of an open node gets here.
       assert(this.snapshotWork === pending && !this.closed, 'slice of abandoned snapshot work');
-      const data = pending.work.step(this.opts.snapshotSliceBytes);
-      if (data === null) {
-        this.scheduleSnapshotSlice(pending);
+      const { chunk, done } = pending.work.step(this.opts.snapshotSliceBytes);
+      if (chunk.byteLength > 0 && pending.sink !== null) {
+        this.writeSnapshotChunk(pending, chunk, done);
         return;
       }
-      this.snapshotWork = null;
-      this.finishSnapshotWork(pending.index, data);
+      if (chunk.byteLength > 0) pending.chunks.push(chunk);
+      this.afterSnapshotSlice(pending, done);
     } catch (error) {
       this.fail(error);
     }
+  }
+
+  private afterSnapshotSlice(pending: SnapshotInProgress, done: boolean): void {
+    if (!done) {
+      this.scheduleSnapshotSlice(pending);
+      return;
+    }
+    this.snapshotWork = null;
+    this.finishSnapshotWork(pending);
+  }
+
+  /**
+   * Hands `chunk` to storage and goes on once it is written: the work runs no faster than the
+   * disk takes it, so no more than a chunk waits in memory. An abandoned work stops here.
+   */
+  private writeSnapshotChunk(pending: SnapshotInProgress, chunk: Uint8Array, done: boolean): void {
+    const writing = pending.sink!.append(chunk);
+    pending.writing = writing;
+    writing.then(
+      () => {
+        pending.writing = null;
+        if (this.snapshotWork === pending && !this.closed) this.afterSnapshotSlice(pending, done);
+      },
+      (error: unknown) => {
+        if (this.snapshotWork === pending) this.fail(asStorageError(error));
+      },
+    );
   }
 
   /**
@@ -563,8 +634,24 @@ export class RaftNode {
    * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
    * is newer than the latest snapshot (the core asserts it).
    */
-  private finishSnapshotWork(index: number, data: Uint8Array): void {
-    this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
+  private finishSnapshotWork(pending: SnapshotInProgress): void {
+    const { index, sink } = pending;
+    if (sink === null) {
+      const data = new ChunkedSnapshotData(pending.chunks);
+      this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
+      return;
+    }
+    // Taken once stored: the core then holds the file's handle, never the bytes. A snapshot
+    // installed meanwhile is newer (it passed our commit index): this one is dropped.
+    const stored = sink.finish().then((data) => {
+      if (this.closed || this.core.snapshotIndex() >= index) return;
+      this.core.snapshotTaken(index, data, this.opts.retainEntries);
+      this.lastSnapshotIndex = index;
+      this.lastSnapshotBytes = data.dataBytes;
+    });
+    this.background = Promise.all([this.background, stored]).then(noop, (error: unknown) =>
+      this.fail(asStorageError(error)),
+    );
   }
 
   /** Abandons the snapshot in progress: the state it describes was replaced, or the node stops. */
@@ -575,6 +662,11 @@ export class RaftNode {
     if (pending.next !== null) clearImmediate(pending.next);
     pending.next = null;
     pending.work.cancel();
+    // After the chunk being written, if any: the file is removed, not left half written.
+    const sink = pending.sink;
+    if (sink === null) return;
+    const written = (pending.writing ?? Promise.resolve()).then(noop, noop);
+    void written.then(() => sink.abort());
   }
 
   /** The snapshot rule counts entries and bytes from `index` on. */
@@ -586,9 +678,9 @@ export class RaftNode {
   /** Records a snapshot taken here and writes it. */
   private keepSnapshot(snapshot: Snapshot): void {
     this.lastSnapshotIndex = snapshot.meta.index;
-    this.lastSnapshotBytes = snapshot.data.length;
+    this.lastSnapshotBytes = snapshot.data.dataBytes;
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
-    const write = this.opts.storage.saveSnapshot(snapshot);
+    const write = this.saveSnapshot(snapshot);
     this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
       this.fail(asStorageError(error)),
     );

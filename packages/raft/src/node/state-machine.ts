@@ -13,15 +13,21 @@ export interface AppliedEntry {
  */
 export interface SnapshotWork {
   /**
-   * Encodes roughly `budgetBytes` more. Returns the finished snapshot bytes, or null while work
-   * remains. Not called again after it returned bytes.
+   * Encodes roughly `budgetBytes` more and returns the bytes encoded by this step (the next
+   * chunk of the snapshot, possibly empty), and whether it was the last. The chunks are stored
+   * and sent as they are, never joined. Not called again after the last.
    */
-  step(budgetBytes: number): Uint8Array | null;
+  step(budgetBytes: number): SnapshotSlice;
   /**
    * Abandons the work (the state was replaced by a restore, or the node stops); step is never
    * called after.
    */
   cancel(): void;
+}
+
+export interface SnapshotSlice {
+  readonly chunk: Uint8Array;
+  readonly done: boolean;
 }
 
 export interface StateMachine {
@@ -38,6 +44,10 @@ export interface StateMachine {
    * by SnapshotWork.step over later turns. Without it, snapshot() is used.
    */
   beginSnapshot?(): SnapshotWork;
-  /** Replaces the whole state by one produced by `snapshot()` (on any replica). */
-  restore(data: Uint8Array): void;
+  /**
+   * Replaces the whole state by one produced by `snapshot()` or `beginSnapshot()` (on any
+   * replica), given as the chunks it is stored or received in, read once, in order. A chunk
+   * may be read from a file as it is reached: iterating can throw (StorageError).
+   */
+  restore(chunks: Iterable<Uint8Array>): void;
 }

@@ -17,6 +17,8 @@ import type {
   LoadOptions,
   RestoredState,
   Snapshot,
+  SnapshotData,
+  SnapshotSink,
   SnapshotMeta,
   StorageDamage,
   StorageEngine,
@@ -34,7 +36,7 @@ import {
   encodeSnapshotRecord,
   type SnapshotRecord,
 } from './record-codec.js';
-import { SnapshotFiles, syncDirectory } from './snapshot-files.js';
+import { SnapshotFiles, type StoredSnapshotFile, syncDirectory } from './snapshot-files.js';
 import { StorageError } from './storage-error.js';
 import type { StorageStats } from './storage-stats.js';
 
@@ -279,7 +281,7 @@ class LevelGroupStorage implements GroupStorage {
       let snapshotFile: string | null = null;
       if (snapshotValue) {
         const record = this.decodeRecord(snapshotValue, options);
-        const data = record === null ? null : await this.readSnapshotFile(record, options);
+        const data = record === null ? null : await this.openSnapshotFile(record, options);
         if (data === null) return this.dropCorruptSnapshot(hardState, record?.meta ?? null);
         snapshot = { meta: record!.meta, data };
         snapshotFile = record!.file;
@@ -331,18 +333,16 @@ class LevelGroupStorage implements GroupStorage {
     throw error;
   }
 
-  /** The snapshot's data; null when it fails its checksum and `dropCorruptSnapshot` allows. */
-  private async readSnapshotFile(
+  /**
+   * The snapshot's data, checked whole and then read from its file when asked (format 1: read
+   * into memory); null when it fails its checksum and `dropCorruptSnapshot` allows.
+   */
+  private async openSnapshotFile(
     record: SnapshotRecord,
     options: LoadOptions,
-  ): Promise<Uint8Array | null> {
+  ): Promise<SnapshotData | null> {
     try {
-      return await this.context.files.read(
-        this.group,
-        record.file,
-        record.dataBytes,
-        record.dataCrc,
-      );
+      return await this.context.files.open(this.group, { ...record, format: record.format ?? 1 });
     } catch (error) {
       return this.corruptSnapshot(error, options);
     }
@@ -489,13 +489,36 @@ class LevelGroupStorage implements GroupStorage {
    * (Raft figure 13), the conflicting tail is deleted at once, in call order, so later entries
    * never sit durably next to it.
    */
-  saveSnapshot(snapshot: Snapshot): Promise<void> {
+  saveSnapshot(snapshot: Snapshot): Promise<SnapshotData> {
     const { index, term } = snapshot.meta;
-    let recorded: Promise<void> | null = null;
+    return this.recordSnapshot(snapshot.meta, () => {
+      return this.context.files.write(this.group, index, term, snapshot.data);
+    });
+  }
+
+  /**
+   * Writes the chunks to a new snapshot file as they come (frames, synced as it grows); `finish`
+   * ends the file and records it as saveSnapshot does; `abort` removes it.
+   */
+  beginSnapshot(meta: SnapshotMeta): SnapshotSink {
+    const writer = this.context.files.begin(this.group, meta.index, meta.term);
+    writer.catch(noop); // seen by the first append or finish
+    return {
+      append: (chunk) => writer.then((file) => file.append(chunk)),
+      finish: () => this.recordSnapshot(meta, () => writer.then((file) => file.finish())),
+      abort: () => writer.then((file) => file.abort(), noop),
+    };
+  }
+
+  /** Plans the snapshot in call order, writes its file (`write`), then stages its record. */
+  private recordSnapshot(
+    meta: SnapshotMeta,
+    write: () => Promise<StoredSnapshotFile>,
+  ): Promise<SnapshotData> {
+    let recorded: Promise<SnapshotData> | null = null;
     const conflictDeleted = this.stage(CALL_OVERHEAD_BYTES, 0, true, (span, batch) => {
-      const late = this.planSnapshot(span, batch, index, term);
-      const file = this.context.files.write(this.group, index, term, snapshot.data);
-      recorded = this.chainRecord(snapshot, file, late);
+      const late = this.planSnapshot(span, batch, meta.index, meta.term);
+      recorded = this.chainRecord(meta, write(), late);
     });
     return conflictDeleted.then(() => recorded!);
   }
@@ -569,12 +592,12 @@ class LevelGroupStorage implements GroupStorage {
 
   /** Stages the record once the file is durable and earlier records are staged. */
   private chainRecord(
-    snapshot: Snapshot,
-    file: Promise<{ file: string; crc: number }>,
+    meta: SnapshotMeta,
+    file: Promise<StoredSnapshotFile>,
     covered: IndexRange,
-  ): Promise<void> {
+  ): Promise<SnapshotData> {
     const staged = Promise.all([this.recordChain, file]).then(([, written]) => ({
-      durable: this.stageRecord(snapshot, written, covered),
+      durable: this.stageRecord(meta, written, covered),
     }));
     this.recordChain = staged.then(noop, noop);
     const done = staged.then(({ durable }) => durable);
@@ -583,18 +606,19 @@ class LevelGroupStorage implements GroupStorage {
   }
 
   private stageRecord(
-    snapshot: Snapshot,
-    written: { file: string; crc: number },
+    meta: SnapshotMeta,
+    written: StoredSnapshotFile,
     covered: IndexRange,
-  ): Promise<void> {
+  ): Promise<SnapshotData> {
     this.context.check();
     const failure = this.context.commit.failed;
     if (failure) return Promise.reject(failure);
     const record = encodeSnapshotRecord({
-      meta: snapshot.meta,
+      meta,
       file: written.file,
-      dataBytes: snapshot.data.length,
-      dataCrc: written.crc,
+      format: written.format,
+      dataBytes: written.dataBytes,
+      dataCrc: written.dataCrc,
     });
     const previousFile = this.snapshotFile;
     this.snapshotFile = written.file;
@@ -605,11 +629,23 @@ class LevelGroupStorage implements GroupStorage {
     });
     const dropped = durable.then(() => this.dropCovered(covered));
     this.dropChain = Promise.all([this.dropChain, dropped]).then(noop, noop);
-    return durable.then(async () => {
+    return durable.then(() => {
       if (previousFile !== null && previousFile !== written.file) {
-        await this.context.files.remove(this.group, previousFile);
+        this.removeSuperseded(previousFile);
       }
+      return this.context.files.dataOf(this.group, written);
     });
+  }
+
+  /**
+   * Removes a superseded snapshot file on a later turn (close and destroy wait for it): whoever
+   * reads the old one (a leader sending it, RaftCore holding its data) takes the new one's data
+   * when the save resolves, in this turn, so nothing reads a file that is gone.
+   */
+  private removeSuperseded(file: string): void {
+    const turn = new Promise<void>((resolve) => setImmediate(resolve));
+    const removed = turn.then(() => this.context.files.remove(this.group, file));
+    this.dropChain = Promise.all([this.dropChain, removed]).then(noop, noop);
   }
 
   /**

@@ -4,14 +4,18 @@
 
 import assert from 'node:assert/strict';
 import { defined } from '../core/assert.js';
-import type {
-  Entry,
-  GroupId,
-  GroupStorage,
-  HardState,
-  RestoredState,
-  Snapshot,
-  StorageEngine,
+import {
+  type Entry,
+  type GroupId,
+  type GroupStorage,
+  type HardState,
+  type RestoredState,
+  type Snapshot,
+  type SnapshotData,
+  type SnapshotMeta,
+  type SnapshotSink,
+  snapshotOf,
+  type StorageEngine,
 } from '../types.js';
 import { GroupCommit } from './group-commit.js';
 import { LogSpan } from './log-span.js';
@@ -158,9 +162,23 @@ class MemoryGroupStorage implements GroupStorage {
     });
   }
 
-  saveSnapshot(snapshot: Snapshot): Promise<void> {
-    const bytes = CALL_OVERHEAD_BYTES + snapshot.data.length;
-    return this.stage(bytes, 0, (span, batch) => {
+  /** Collects the chunks in memory; `finish` saves them as saveSnapshot does. */
+  beginSnapshot(meta: SnapshotMeta): SnapshotSink {
+    const chunks: Uint8Array[] = [];
+    return {
+      append: (chunk) => {
+        chunks.push(chunk);
+        return Promise.resolve();
+      },
+      finish: () => this.saveSnapshot(snapshotOf(meta, chunks)),
+      abort: () => Promise.resolve(),
+    };
+  }
+
+  /** Keeps the snapshot's data as given (chunks in memory); resolves with it. */
+  saveSnapshot(snapshot: Snapshot): Promise<SnapshotData> {
+    const bytes = CALL_OVERHEAD_BYTES + snapshot.data.dataBytes;
+    const staged = this.stage(bytes, 0, (span, batch) => {
       const { index, term } = snapshot.meta;
       const dropped = span.applySnapshot(index, term);
       const group = this.group;
@@ -171,6 +189,7 @@ class MemoryGroupStorage implements GroupStorage {
         stored.snapshot = snapshot;
       });
     });
+    return staged.then(() => snapshot.data);
   }
 
   compact(index: number): Promise<void> {

@@ -121,6 +121,8 @@ export interface SnapshotRecord {
   readonly meta: SnapshotMeta;
   /** File name inside the group's snapshot directory. */
   readonly file: string;
+  /** The file's format (snapshot-files.ts); absent in records written before format 2: 1. */
+  readonly format?: number;
   readonly dataBytes: number;
   /** CRC-32C of the snapshot data. */
   readonly dataCrc: number;

@@ -12,6 +12,11 @@ export type StorageErrorKind =
   /** A record that cannot be dropped safely (hard state, snapshot) failed its checksum. */
   | 'corrupt'
   /**
+   * Stored data of a format this version does not know (written by a newer one): never
+   * misread and never dropped; the group stays down until a version that knows it runs.
+   */
+  | 'format'
+  /**
    * A write or fsync failed (ENOSPC, EIO). The engine refuses every later call until it is
    * reopened (StorageEngine.reopen), which re-reads what the medium holds.
    */

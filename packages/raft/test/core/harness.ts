@@ -7,8 +7,10 @@
 import { bootstrapState } from '../../src/core/bootstrap.js';
 import { RAFT_CONFIG_DEFAULTS, type RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
-import type { Ready } from '../../src/core/ready.js';
+import { joinChunks } from '../chunks.js';
+import { type Ready, snapshotMessages } from '../../src/core/ready.js';
 import {
+  ChunkedSnapshotData,
   EntryType,
   MessageType,
   type Entry,
@@ -213,7 +215,7 @@ export class Harness {
     const disk = this.disks.get(id)!;
     this.cores.set(id, new RaftCore(this.configs.get(id)!, disk.load()));
     const list: Applied[] = [];
-    const texts = disk.snapshot === null ? [] : decoder.decode(disk.snapshot.data).split(',');
+    const texts = disk.snapshot === null ? [] : decoder.decode(joinChunks(disk.snapshot.data)).split(',');
     for (const text of texts) {
       if (text !== '') list.push({ index: 0, term: 0, type: EntryType.Normal, text });
     }
@@ -288,7 +290,7 @@ export class Harness {
   snapshot(id: NodeId, retainEntries = 0): Snapshot {
     const core = this.core(id);
     const data = bytes(this.appliedTexts(id).join(','));
-    const snapshot = core.snapshotTaken(core.appliedIndex(), data, retainEntries);
+    const snapshot = core.snapshotTaken(core.appliedIndex(), new ChunkedSnapshotData([data]), retainEntries);
     this.disks.get(id)!.saveSnapshot(snapshot);
     return snapshot;
   }
@@ -306,8 +308,8 @@ export class Harness {
     if (this.down.has(id)) return;
     const core = this.core(id);
     for (let ready = core.ready(); ready !== null; ready = core.ready()) {
-      if (ready.snapshot !== null) this.restoredFrom.set(id, decoder.decode(ready.snapshot.data));
-      this.queue.push(...ready.messages);
+      if (ready.snapshot !== null) this.restoredFrom.set(id, decoder.decode(joinChunks(ready.snapshot.data)));
+      this.queue.push(...ready.messages, ...snapshotMessages(ready.snapshotSends));
       this.applyCommitted(id, ready);
       if (this.holding.has(id)) {
         const list = this.held.get(id) ?? [];
@@ -332,7 +334,7 @@ export class Harness {
     if (ready.snapshot !== null) {
       // The state machine restarts from the snapshot: record what it covers as one marker.
       list.length = 0;
-      for (const text of decoder.decode(ready.snapshot.data).split(',')) {
+      for (const text of decoder.decode(joinChunks(ready.snapshot.data)).split(',')) {
         if (text !== '') list.push({ index: 0, term: 0, type: EntryType.Normal, text });
       }
     }

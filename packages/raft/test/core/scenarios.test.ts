@@ -235,7 +235,7 @@ describe('snapshots and chunked InstallSnapshot (Raft 7)', () => {
 
   it('sends a lagging follower the snapshot in chunks and it restores from it', () => {
     const h = laggingFollower(16);
-    const size = h.core('n1').latestSnapshot()!.data.byteLength;
+    const size = h.core('n1').latestSnapshot()!.data.dataBytes;
     expect(h.core('n1').logBaseIndex()).toBe(h.core('n1').appliedIndex());
     h.tickAll(1);
     h.stabilize();

@@ -8,6 +8,7 @@ import { RaftNode } from '../../src/node/raft-node.js';
 import type { RaftNodeOptions } from '../../src/node/options.js';
 import type { AppliedEntry, StateMachine } from '../../src/node/state-machine.js';
 import type { NodeId } from '../../src/types.js';
+import { joinChunks } from '../chunks.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -30,10 +31,10 @@ export class KvStore implements StateMachine {
     return encoder.encode(JSON.stringify([...this.map]));
   }
 
-  restore(data: Uint8Array): void {
+  restore(chunks: Iterable<Uint8Array>): void {
     this.restores += 1;
     this.map.clear();
-    for (const [k, v] of JSON.parse(decoder.decode(data)) as [string, string][]) this.map.set(k, v);
+    for (const [k, v] of JSON.parse(decoder.decode(joinChunks(chunks))) as [string, string][]) this.map.set(k, v);
   }
 }
 

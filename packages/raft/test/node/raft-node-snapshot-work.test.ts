@@ -6,8 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RaftCore } from '../../src/core/raft.js';
 import { RaftError } from '../../src/node/raft-error.js';
 import type { RaftNode } from '../../src/node/raft-node.js';
-import type { AppliedEntry, SnapshotWork } from '../../src/node/state-machine.js';
+import type { AppliedEntry, SnapshotSlice, SnapshotWork } from '../../src/node/state-machine.js';
 import type { NodeId, Snapshot } from '../../src/types.js';
+import { joinChunks } from '../chunks.js';
 import { GROUP, KvStore, TestCluster, set, waitFor, type Member } from './cluster.js';
 
 const ids = ['n1', 'n2', 'n3'];
@@ -35,7 +36,6 @@ class SlicedWork implements SnapshotWork {
   misuses = 0;
   /** Entries the store applied while this work was live, with the steps taken by then. */
   readonly appliedMeanwhile: { index: number; steps: number }[] = [];
-  private readonly parts: string[] = [];
   private next = 0;
 
   constructor(
@@ -49,19 +49,23 @@ class SlicedWork implements SnapshotWork {
     return !this.finished && !this.cancelled;
   }
 
-  step(budgetBytes: number): Uint8Array | null {
+  /** Each step's chunk is the JSON text of the entries it encoded (the first opens the list). */
+  step(budgetBytes: number): SnapshotSlice {
     if (!this.live()) this.misuses += 1;
     this.steps += 1;
     this.budgetsBytes.push(budgetBytes);
     if (this.store.stepError !== null) throw this.store.stepError;
+    let text = this.steps === 1 ? '[' : '';
     for (let used = 0; used < budgetBytes && this.next < this.frozen.length; this.next += 1) {
       const part = JSON.stringify(this.frozen[this.next]);
-      this.parts.push(part);
+      text += (this.next === 0 ? '' : ',') + part;
       used += part.length;
     }
-    if (this.next < this.frozen.length || this.store.hold) return null;
+    if (this.next < this.frozen.length || this.store.hold) {
+      return { chunk: encoder.encode(text), done: false };
+    }
     this.finished = true;
-    return encoder.encode(`[${this.parts.join(',')}]`);
+    return { chunk: encoder.encode(text + ']'), done: true };
   }
 
   cancel(): void {
@@ -103,9 +107,9 @@ class SlicedKvStore extends KvStore {
     return super.snapshot();
   }
 
-  override restore(data: Uint8Array): void {
+  override restore(chunks: Iterable<Uint8Array>): void {
     this.liveAtRestore.push(this.works.filter((work) => work.live()).length);
-    super.restore(data);
+    super.restore(chunks);
   }
 }
 
@@ -221,7 +225,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     expect(leader.status().snapshotIndex).toBe(work.index);
     expect(leader.status().appliedIndex).toBeGreaterThan(work.index);
     expect(saved.map((s) => s.meta.index)).toEqual([work.index]);
-    const state = decodeState(saved[0]!.data);
+    const state = decodeState(joinChunks(saved[0]!.data));
     expect(state).toEqual(stateAt(writes, work.index));
     for (const w of late) expect(state.has(w.key)).toBe(false);
     // The log is compacted to work.index - retainEntries only: the later entries stay.
@@ -255,7 +259,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     await victim.node.close();
     const stored = await victim.storage.group(GROUP).load();
     expect(stored.snapshot?.meta.index).toBe(workIndex);
-    expect(decodeState(stored.snapshot!.data)).toEqual(stateAt(writes, workIndex));
+    expect(decodeState(joinChunks(stored.snapshot!.data))).toEqual(stateAt(writes, workIndex));
     expect(stored.entries[0]?.index).toBe(workIndex + 1);
     expect(stored.entries.at(-1)!.index).toBeGreaterThanOrEqual(lastLateIndex);
 
@@ -349,7 +353,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     expect(second.index).toBeGreaterThanOrEqual(lastLate);
     expect(second.index).toBeLessThanOrEqual(writes.at(-1)!.index);
     await waitFor(() => node.status().snapshotIndex === second.index);
-    expect(decodeState(coreOf(node).latestSnapshot()!.data)).toEqual(stateAt(writes, second.index));
+    expect(decodeState(joinChunks(coreOf(node).latestSnapshot()!.data))).toEqual(stateAt(writes, second.index));
     // And the count restarted there: one more entry begins nothing.
     await write(node, writes, 'after', big);
     expect(store.works).toHaveLength(2);

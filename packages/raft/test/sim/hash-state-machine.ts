@@ -6,6 +6,7 @@
 
 import type { Entry } from '../../src/types.js';
 import { Prng } from '../../src/prng.js';
+import { joinChunks } from '../chunks.js';
 
 const HEADER_BYTES = 16;
 
@@ -61,7 +62,8 @@ export class HashStateMachine {
   }
 
   /** Replaces the state by a snapshot's; throws when its bytes are not what `snapshot` wrote. */
-  restore(data: Uint8Array): void {
+  restore(chunks: Iterable<Uint8Array>): void {
+    const data = joinChunks(chunks);
     if (data.length < HEADER_BYTES) throw new Error('sim: snapshot too short');
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     const index = view.getUint32(0) * 4294967296 + view.getUint32(4);

@@ -6,8 +6,8 @@
 
 import type { RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
-import { mustPersist, type Ready } from '../../src/core/ready.js';
-import type { Entry, NodeId, RestoredState } from '../../src/types.js';
+import { mustPersist, type Ready, snapshotMessages } from '../../src/core/ready.js';
+import { ChunkedSnapshotData, type Entry, type NodeId, type RestoredState } from '../../src/types.js';
 import type { Checker } from './checker.js';
 import type { EventQueue } from './event-queue.js';
 import { HashStateMachine } from './hash-state-machine.js';
@@ -169,6 +169,7 @@ export class SimNode {
         this.snapshotsRestored += 1;
       }
       for (const m of ready.messages) this.host.network.send(m);
+      for (const m of snapshotMessages(ready.snapshotSends)) this.host.network.send(m);
       for (const entry of ready.committed) {
         this.sm.apply(entry);
         this.host.checker.onApply(this.id, entry, this.sm.state(), core.currentTerm());
@@ -223,7 +224,11 @@ export class SimNode {
   private maybeSnapshot(core: RaftCore): void {
     if (this.sm.index - this.lastSnapshotIndex < this.params.snapshotEveryEntries) return;
     const { retainEntries } = this.params;
-    const snapshot = core.snapshotTaken(this.sm.index, this.sm.snapshot(), retainEntries);
+    // In chunks of a size that varies between snapshots, as a state machine's slices come:
+    // InstallSnapshot chunks then straddle them.
+    const chunkBytes = 1 + ((this.snapshotsTaken * 7919 + this.sm.index) % 300);
+    const chunks = splitChunks(this.sm.snapshot(), chunkBytes);
+    const snapshot = core.snapshotTaken(this.sm.index, new ChunkedSnapshotData(chunks), retainEntries);
     this.lastSnapshotIndex = this.sm.index;
     this.snapshotsTaken += 1;
     const generation = this.generation;
@@ -247,4 +252,11 @@ export class SimNode {
     const position = this.unsynced.indexOf(write);
     if (position >= 0) this.unsynced.splice(position, 1);
   }
+}
+
+/** `data` in chunks of `chunkBytes` (the last shorter), each a view of it. */
+function splitChunks(data: Uint8Array, chunkBytes: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < data.length; at += chunkBytes) out.push(data.subarray(at, at + chunkBytes));
+  return out;
 }

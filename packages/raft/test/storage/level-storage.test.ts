@@ -5,9 +5,11 @@ import { ClassicLevel } from 'classic-level';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupKeys } from '../../src/storage/level-keys.js';
 import { LevelStorageEngine, type TornTailReport } from '../../src/storage/level-storage.js';
-import { encodeEntryValue } from '../../src/storage/record-codec.js';
+import { crc32c } from '../../src/storage/crc32c.js';
+import { encodeEntryValue, encodeSnapshotRecord } from '../../src/storage/record-codec.js';
 import { isStorageError } from '../../src/storage/storage-error.js';
-import type { StorageDamage } from '../../src/types.js';
+import { type SnapshotMeta, snapshotOf, type StorageDamage } from '../../src/types.js';
+import { joinChunks } from '../chunks.js';
 import { entries, entry, storageConformance } from './conformance.js';
 
 const directories = new Map<LevelStorageEngine, string>();
@@ -248,15 +250,15 @@ describe('LevelStorageEngine on disk', () => {
     await storage.load();
     await storage.save({ term: 1, vote: null, commit: 4 }, entries(1, 4, 1));
     const config = { voters: ['n1'], learners: [] };
-    await storage.saveSnapshot({ meta: { index: 2, term: 1, config }, data: new Uint8Array([1, 2]) });
-    await storage.saveSnapshot({ meta: { index: 3, term: 1, config }, data: new Uint8Array([3]) });
+    await storage.saveSnapshot(snapshotOf({ index: 2, term: 1, config }, [new Uint8Array([1, 2])]));
+    await storage.saveSnapshot(snapshotOf({ index: 3, term: 1, config }, [new Uint8Array([3])]));
     const snapshotDirectory = join(directory, 'snapshots', encodeURIComponent('spool:x'));
+    await engine.close(); // the superseded file goes on a later turn, which close waits for
     expect((await readdir(snapshotDirectory)).length).toBe(1);
     await writeFile(join(snapshotDirectory, 'stray.snap.tmp'), 'half-written');
-    await engine.close();
     engine = await reopen();
     const restored = await engine.group('spool:x').load();
-    expect([...restored.snapshot!.data]).toEqual([3]);
+    expect([...joinChunks(restored.snapshot!.data)]).toEqual([3]);
     expect((await readdir(snapshotDirectory)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     await engine.close();
   });
@@ -278,7 +280,7 @@ describe('LevelStorageEngine on disk', () => {
     await storage.load();
     await storage.save({ term: 1, vote: null, commit: 300 }, entries(1, 300, 1));
     const config = { voters: ['n1'], learners: [] };
-    await storage.saveSnapshot({ meta: { index: 250, term: 1, config }, data: new Uint8Array([9]) });
+    await storage.saveSnapshot(snapshotOf({ index: 250, term: 1, config }, [new Uint8Array([9])]));
     await engine.close();
     expect(await storedEntryIndexes(directory, 'spool:c')).toEqual(entries(251, 300, 1).map((e) => e.index));
   });
@@ -292,7 +294,7 @@ describe('LevelStorageEngine on disk', () => {
     const config = { voters: ['n1'], learners: [] };
     // Not awaited: destroy runs behind the snapshot's record and the drop of the range it
     // covers, so nothing of the old log is left and the new entries at the same indexes stay.
-    const snapshotted = storage.saveSnapshot({ meta: { index: 5_000, term: 1, config }, data: new Uint8Array([1]) });
+    const snapshotted = storage.saveSnapshot(snapshotOf({ index: 5_000, term: 1, config }, [new Uint8Array([1])]));
     await storage.destroy();
     await snapshotted;
     await storage.load();
@@ -318,7 +320,7 @@ describe('LevelStorageEngine on disk', () => {
     const hardState = { term: 3, vote: 'n1', commit: 8, ...(damage === null ? {} : { damage }) };
     await storage.save(hardState, [...entries(1, 5, 1), ...entries(6, 8, 2)]);
     const meta = { index: 5, term: 1, config: { voters: ['n1', 'n2'], learners: [] } };
-    await storage.saveSnapshot({ meta, data: new Uint8Array(100) });
+    await storage.saveSnapshot(snapshotOf(meta, [new Uint8Array(100)]));
     await engine.close();
     const snapshotDirectory = join(directory, 'snapshots', 'g');
     const [file] = await readdir(snapshotDirectory);
@@ -326,6 +328,59 @@ describe('LevelStorageEngine on disk', () => {
     bytes[50] = 1;
     await writeFile(join(snapshotDirectory, file!), bytes);
   }
+
+  /** Saves a snapshot of `g`, then rewrites its file and record as `rewrite` says; closes. */
+  async function rewriteSnapshot(
+    directory: string,
+    reopen: () => Promise<LevelStorageEngine>,
+    rewrite: (file: string) => { bytes: Uint8Array | null; record: Record<string, unknown> },
+  ): Promise<SnapshotMeta> {
+    const engine = await reopen();
+    const storage = engine.group('g');
+    await storage.load();
+    await storage.save({ term: 3, vote: 'n1', commit: 8 }, entries(1, 8, 1));
+    const meta = { index: 5, term: 1, config: { voters: ['n1', 'n2'], learners: [] } };
+    await storage.saveSnapshot(snapshotOf(meta, [new Uint8Array([7])]));
+    await engine.close();
+    const snapshotDirectory = join(directory, 'snapshots', 'g');
+    const [file] = await readdir(snapshotDirectory);
+    const { bytes, record } = rewrite(file!);
+    if (bytes !== null) await writeFile(join(snapshotDirectory, file!), bytes);
+    const db = new ClassicLevel<Buffer, Buffer>(join(directory, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    const value = encodeSnapshotRecord({ meta, file: file!, dataBytes: 0, dataCrc: 0, ...record });
+    await db.put(new GroupKeys('g').snapshot, value, { sync: true });
+    await db.close();
+    return meta;
+  }
+
+  it('loads a snapshot written before frames (format 1: the data alone, no format recorded)', async () => {
+    const { directory, reopen } = await setup();
+    const data = new Uint8Array(3 << 20).map((_, i) => (i * 31) & 0xff);
+    const meta = await rewriteSnapshot(directory, reopen, () => ({
+      bytes: data,
+      record: { dataBytes: data.length, dataCrc: crc32c(data) },
+    }));
+    const engine = await reopen();
+    const restored = await engine.group('g').load();
+    expect(restored.snapshot?.meta).toEqual(meta);
+    expect([...restored.snapshot!.data].length).toBe(3); // read in pieces, never whole
+    expect(Buffer.from(joinChunks(restored.snapshot!.data)).equals(data)).toBe(true);
+    await engine.close();
+  });
+
+  it('refuses a snapshot of a format it does not know with one sentence, and never drops it', async () => {
+    const { directory, reports, reopen } = await setup();
+    await rewriteSnapshot(directory, reopen, () => ({ bytes: null, record: { format: 9 } }));
+    const engine = await reopen();
+    await expect(engine.group('g').load({ dropCorruptSnapshot: true })).rejects.toSatisfy(
+      (error: unknown) =>
+        isStorageError(error) && error.kind === 'format' && /is of format 9, which this version cannot read/.test(error.message),
+    );
+    expect(reports).toEqual([]);
+    expect(engine.stats().snapshotsCorrupt).toBe(0);
+    expect((await readdir(join(directory, 'snapshots', 'g'))).length).toBe(1); // kept
+    await engine.close();
+  });
 
   it('refuses to load a group whose snapshot file is corrupted, unless it may drop it', async () => {
     const { directory, reports, reopen } = await setup();
@@ -359,12 +414,12 @@ describe('LevelStorageEngine on disk', () => {
     expect(await readdir(join(directory, 'snapshots', 'g'))).toEqual([]);
     // Writable from index 1 (a snapshot from the leader, or entries from 1).
     const meta = { index: 7, term: 2, config: { voters: ['n1', 'n2'], learners: [] } };
-    await engine.group('g').saveSnapshot({ meta, data: new Uint8Array([1, 2, 3]) });
+    await engine.group('g').saveSnapshot(snapshotOf(meta, [new Uint8Array([1, 2, 3])]));
     await engine.close();
     engine = await reopen();
     const repaired = await engine.group('g').load();
     expect(repaired.snapshot?.meta.index).toBe(7);
-    expect(Array.from(repaired.snapshot!.data)).toEqual([1, 2, 3]);
+    expect(Array.from(joinChunks(repaired.snapshot!.data))).toEqual([1, 2, 3]);
     expect(repaired.hardState.damage).toEqual(damage); // the core clears it, not storage
     expect(reports.length).toBe(1);
     await engine.close();
@@ -410,7 +465,7 @@ describe('LevelStorageEngine on disk', () => {
     const engine = await reopen();
     const storage = engine.group('g');
     await storage.load();
-    await storage.saveSnapshot({ meta: { index: 1, term: 1, config: { voters: ['n1'], learners: [] } }, data: new Uint8Array(1) });
+    await storage.saveSnapshot(snapshotOf({ index: 1, term: 1, config: { voters: ['n1'], learners: [] } }, [new Uint8Array(1)]));
     await storage.destroy();
     await expect(stat(join(directory, 'snapshots', 'g'))).rejects.toThrow();
     await engine.close();

@@ -13,6 +13,7 @@ import type { AppliedEntry, StateMachine } from '../../src/node/state-machine.js
 import { LevelStorageEngine } from '../../src/storage/level-storage.js';
 import { GrpcTransport } from '../../src/transport/grpc-transport.js';
 import type { NodeId } from '../../src/types.js';
+import { joinChunks } from '../chunks.js';
 
 const GROUP = 'spool:e2e';
 const IDS = ['n1', 'n2', 'n3'];
@@ -27,8 +28,8 @@ class LogMachine implements StateMachine {
   snapshot(): Uint8Array {
     return Buffer.from(JSON.stringify(this.applied));
   }
-  restore(data: Uint8Array): void {
-    this.applied = JSON.parse(Buffer.from(data).toString()) as string[];
+  restore(chunks: Iterable<Uint8Array>): void {
+    this.applied = JSON.parse(Buffer.from(joinChunks(chunks)).toString()) as string[];
   }
 }
 
