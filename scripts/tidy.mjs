@@ -53,13 +53,6 @@ export const PENDING_FILES = new Map([
   // columns: engine internals.
   ['packages/engine/src/service.ts', 'columns'],
   ['packages/engine/src/transitions.ts', 'columns'],
-  // proto: gateway/src/remote, a protocol package, member/src/rpc, the varint, the call currency.
-  ['packages/gateway/src/index.ts', 'proto'],
-  ['packages/gateway/src/remote/call-codec.ts', 'proto'],
-  ['packages/member/src/host/local-service.ts', 'proto'],
-  ['packages/member/src/rpc/accounts-rpc.ts', 'proto'],
-  ['packages/raft/src/transport/frame-reader.ts', 'proto'],
-  ['packages/raft/src/transport/frame-writer.ts', 'proto'],
   // stream: raft snapshot files, raft.ts / raft-node.ts, transport InstallSnapshot, exports.
   ['packages/raft/src/index.ts', 'stream'],
   ['packages/raft/src/node/raft-node.ts', 'stream'],

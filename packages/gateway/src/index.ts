@@ -72,7 +72,11 @@ export {
   decodeAck,
 } from '@spoolmq/protocol';
 export type { Authenticate } from './auth.js';
-export { AccountWatch, type AccountWatchOptions, type AccountWatchStats } from './accounts/account-watch.js';
+export {
+  AccountWatch,
+  type AccountWatchOptions,
+  type AccountWatchStats,
+} from './accounts/account-watch.js';
 // The admin API (its own listener) over a backend the member implements.
 export type {
   AdminBackend,

@@ -60,7 +60,9 @@ export function createLocalService(options: LocalServiceOptions = {}): LocalServ
       cursors,
       patterns,
       appliesSynchronously: true,
-      ...(options.waitersPerQueueMax === undefined ? {} : { waitersPerQueueMax: options.waitersPerQueueMax }),
+      ...(options.waitersPerQueueMax === undefined
+        ? {}
+        : { waitersPerQueueMax: options.waitersPerQueueMax }),
     });
     host.openPrimary();
     hosts.set(name, host);

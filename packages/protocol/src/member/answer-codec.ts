@@ -3,7 +3,7 @@
 // (`writeAnswer`, with the operation's row in operations.ts); the gateway decodes each result
 // variant (result-codec.ts) and checks it is one the operation answers with (`resultOf`).
 
-import type { Delivery, MqError, PeekResult } from '@spoolmq/engine';
+import type { MqError } from '@spoolmq/engine';
 import type { Op, OpResults } from './calls.js';
 import { readError, writeError } from './error-codec.js';
 import { OPERATIONS, type Operation } from './operations.js';
@@ -22,9 +22,10 @@ export function writeAnswer<O extends Op>(
   op: O,
   result: OpResults[O],
 ): void {
-  const entry = w.begin(FRAME_ANSWERS, answerBytesEstimate(op, result));
+  const row = OPERATIONS[op] as unknown as Operation<O>;
+  const entry = w.begin(FRAME_ANSWERS, answerBytesEstimate(row, result));
   w.uint(1, id);
-  (OPERATIONS[op] as unknown as Operation<O>).writeResult(w, result);
+  row.writeResult(w, result);
   w.end(entry);
 }
 
@@ -36,11 +37,8 @@ export function writeErrorAnswer(w: ProtoWriter, id: number, error: MqError): vo
   w.end(entry);
 }
 
-function answerBytesEstimate(op: Op, result: unknown): number {
-  if ((op === 'receive' || op === 'failureHead' || op === 'peek') && result !== null) {
-    return 96 + (result as Delivery | PeekResult).payload.length;
-  }
-  return 96;
+function answerBytesEstimate<O extends Op>(row: Operation<O>, result: OpResults[O]): number {
+  return 96 + (row.resultPayload?.(result)?.length ?? 0);
 }
 
 // ---- decoding (gateway side) ----

@@ -20,10 +20,8 @@ const FRAME_CANCELS = 2;
 
 /** Rough encoded size of a call in bytes, for the size hint and the frame bounds. */
 export function callBytesEstimate(call: Call): number {
-  if (call.op === 'send' || call.op === 'ackAndSend') {
-    return 96 + call.spool.length + call.request.payload.length;
-  }
-  return 160 + call.spool.length;
+  const payload = rowOf(call).callPayload?.(call);
+  return payload === undefined ? 160 + call.spool.length : 96 + call.spool.length + payload.length;
 }
 
 /** Appends `call` with `id` as one ClientFrame entry. Ids are positive safe integers. */

@@ -92,6 +92,10 @@ export interface Operation<O extends Op> {
   readonly fromFields: (spool: string, f: OpFields) => CallOf<O>;
   /** Appends the result as its `Answer.result` variant. */
   readonly writeResult: (w: ProtoWriter, result: OpResults[O]) => void;
+  /** The message payload a call carries (send, ackAndSend): it sizes the encoding. */
+  readonly callPayload?: (call: CallOf<O>) => Uint8Array;
+  /** The message payload a result carries (receive, failureHead, peek), if any. */
+  readonly resultPayload?: (result: OpResults[O]) => Uint8Array | undefined;
 }
 
 export type Operations = { readonly [O in Op]: Operation<O> };
@@ -266,6 +270,7 @@ export const OPERATIONS: Operations = {
       request: required(f.nested2, 'a message'),
     }),
     writeResult: writeSendResult,
+    callPayload: (call) => call.request.payload,
   },
   receive: {
     field: 19,
@@ -285,6 +290,7 @@ export const OPERATIONS: Operations = {
     },
     fromFields: (spool, f) => ({ op: 'receive', spool, queue: f.s1 ?? '', waitMs: f.n2 }),
     writeResult: writeDeliveryOrNone,
+    resultPayload: (delivery) => delivery?.payload,
   },
   ack: leaseOperation('ack', 20, (service, spool, lease) => service.ack(spool, lease), done),
   nack: leaseOperation('nack', 21, (service, spool, lease) => service.nack(spool, lease), done),
@@ -318,6 +324,7 @@ export const OPERATIONS: Operations = {
     writeFields: (w, call) => w.string(1, call.handle),
     fromFields: (spool, f) => ({ op: 'peek', spool, handle: f.s1 ?? '' }),
     writeResult: writePeekResult,
+    resultPayload: (peeked) => peeked.payload,
   },
   recover: {
     field: 26,
@@ -384,6 +391,7 @@ export const OPERATIONS: Operations = {
     writeFields: (w, call) => w.string(1, call.queue),
     fromFields: (spool, f) => ({ op: 'failureHead', spool, queue: f.s1 ?? '' }),
     writeResult: writeDeliveryOrNone,
+    resultPayload: (delivery) => delivery?.payload,
   },
   ackAndSend: {
     field: 30,
@@ -406,6 +414,7 @@ export const OPERATIONS: Operations = {
       request: required(f.nested3, 'a message'),
     }),
     writeResult: writeSendResult,
+    callPayload: (call) => call.request.payload,
   },
 };
 

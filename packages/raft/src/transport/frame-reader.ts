@@ -103,7 +103,13 @@ function readMessage(reader: FrameReader): Message {
   return message;
 }
 
-function readBody(reader: FrameReader, bodyField: number, from: NodeId, to: NodeId, term: number): Message {
+function readBody(
+  reader: FrameReader,
+  bodyField: number,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   switch (bodyField) {
     case BODY_APPEND_ENTRIES:
       return readAppendEntries(reader, from, to, term);
@@ -124,7 +130,12 @@ function readBody(reader: FrameReader, bodyField: number, from: NodeId, to: Node
   }
 }
 
-function readAppendEntries(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+function readAppendEntries(
+  reader: FrameReader,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   let prevLogIndex = 0;
   let prevLogTerm = 0;
   const entries: Entry[] = [];
@@ -162,7 +173,12 @@ function readEntry(reader: FrameReader): Entry {
   return { index, term, type: type as EntryType, data };
 }
 
-function readAppendEntriesResponse(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+function readAppendEntriesResponse(
+  reader: FrameReader,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   let success = false;
   let matchIndex = 0;
   let conflictIndex = 0;
@@ -181,7 +197,12 @@ function readAppendEntriesResponse(reader: FrameReader, from: NodeId, to: NodeId
   return { type, from, to, term, success, matchIndex, conflictIndex, conflictTerm, leaderTick };
 }
 
-function readRequestVote(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+function readRequestVote(
+  reader: FrameReader,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   let preVote = false;
   let lastLogIndex = 0;
   let lastLogTerm = 0;
@@ -194,10 +215,16 @@ function readRequestVote(reader: FrameReader, from: NodeId, to: NodeId, term: nu
     else if (tag === ((4 << 3) | WIRE_VARINT)) transfer = reader.varint() !== 0;
     else reader.skipUnknown(tag, 4);
   }
-  return { type: MessageType.RequestVote, from, to, term, preVote, lastLogIndex, lastLogTerm, transfer };
+  const type = MessageType.RequestVote;
+  return { type, from, to, term, preVote, lastLogIndex, lastLogTerm, transfer };
 }
 
-function readRequestVoteResponse(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+function readRequestVoteResponse(
+  reader: FrameReader,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   let preVote = false;
   let granted = false;
   while (reader.more()) {
@@ -209,7 +236,12 @@ function readRequestVoteResponse(reader: FrameReader, from: NodeId, to: NodeId, 
   return { type: MessageType.RequestVoteResponse, from, to, term, preVote, granted };
 }
 
-function readInstallSnapshot(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+function readInstallSnapshot(
+  reader: FrameReader,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   let meta: SnapshotMeta = { index: 0, term: 0, config: { voters: [], learners: [] } };
   let offset = 0;
   let chunk = EMPTY_BYTES;
@@ -257,7 +289,12 @@ function readClusterConfig(reader: FrameReader): ClusterConfig {
   return { voters, learners };
 }
 
-function readInstallSnapshotResponse(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+function readInstallSnapshotResponse(
+  reader: FrameReader,
+  from: NodeId,
+  to: NodeId,
+  term: number,
+): Message {
   let snapshotIndex = 0;
   let nextOffset = 0;
   let done = false;
@@ -326,7 +363,9 @@ class FrameReader extends WireReader<Buffer> {
   }
 
   expect(tag: number, wireType: number): void {
-    if ((tag & 7) !== wireType) throw new Error(`raft codec: field ${tag >>> 3} has wire type ${tag & 7}`);
+    if ((tag & 7) !== wireType) {
+      throw new Error(`raft codec: field ${tag >>> 3} has wire type ${tag & 7}`);
+    }
   }
 
   /** Skips a field not matched above: known numbers (<= `knownMax`) had the wrong wire type. */

@@ -8,7 +8,13 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { WIRE_LEN, WIRE_VARINT, putVarint, varintLength } from '@spoolmq/engine';
-import { MessageType, type ClusterConfig, type Entry, type Message, type SnapshotMeta } from '../types.js';
+import {
+  MessageType,
+  type ClusterConfig,
+  type Entry,
+  type Message,
+  type SnapshotMeta,
+} from '../types.js';
 import type { FrameBatch } from './message-codec.js';
 
 const tagOf = (field: number, wireType: number): number => (field << 3) | wireType;
@@ -82,11 +88,17 @@ function sizeBody(message: Message, sizes: number[]): number {
       size += uintField(message.leaderCommit) + uintField(message.leaderTick);
       break;
     case MessageType.AppendEntriesResponse:
-      size = boolField(message.success) + uintField(message.matchIndex) + uintField(message.conflictIndex);
+      size =
+        boolField(message.success) +
+        uintField(message.matchIndex) +
+        uintField(message.conflictIndex);
       size += uintField(message.conflictTerm) + uintField(message.leaderTick);
       break;
     case MessageType.RequestVote:
-      size = boolField(message.preVote) + uintField(message.lastLogIndex) + uintField(message.lastLogTerm);
+      size =
+        boolField(message.preVote) +
+        uintField(message.lastLogIndex) +
+        uintField(message.lastLogTerm);
       size += boolField(message.transfer);
       break;
     case MessageType.RequestVoteResponse:
@@ -116,7 +128,8 @@ function sizeEntry(entry: Entry, sizes: number[]): number {
 
 function sizeMeta(meta: SnapshotMeta, sizes: number[]): number {
   const slot = reserve(sizes);
-  const size = uintField(meta.index) + uintField(meta.term) + lenField(3, sizeConfig(meta.config, sizes));
+  const configSize = lenField(3, sizeConfig(meta.config, sizes));
+  const size = uintField(meta.index) + uintField(meta.term) + configSize;
   sizes[slot] = size;
   return size;
 }
