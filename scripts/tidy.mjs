@@ -53,12 +53,6 @@ export const PENDING_FILES = new Map([
   // columns: engine internals.
   ['packages/engine/src/service.ts', 'columns'],
   ['packages/engine/src/transitions.ts', 'columns'],
-  // stream: raft snapshot files, raft.ts / raft-node.ts, transport InstallSnapshot, exports.
-  ['packages/raft/src/index.ts', 'stream'],
-  ['packages/raft/src/node/raft-node.ts', 'stream'],
-  ['packages/raft/src/storage/snapshot-files.ts', 'stream'],
-  ['packages/raft/src/transport/message-codec.ts', 'stream'],
-  ['packages/raft/src/transport/grpc-transport.ts', 'stream'],
   // heal: member/src/store/*, payload-fetch.ts, spool-replica.ts, readiness in member.ts.
   ['packages/member/src/cluster/spool-replica.ts', 'heal'],
 ]);

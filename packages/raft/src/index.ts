@@ -16,7 +16,11 @@ export {
 } from './storage/storage-error.js';
 export { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from './storage/storage-stats.js';
 export { crc32c, crc32cUpdate } from './storage/crc32c.js';
-export { MemoryNetwork, type MemoryNetworkOptions, type MemoryNetworkStats } from './transport/memory-transport.js';
+export {
+  MemoryNetwork,
+  type MemoryNetworkOptions,
+  type MemoryNetworkStats,
+} from './transport/memory-transport.js';
 export {
   GrpcTransport,
   type GrpcServiceRegistration,
@@ -25,10 +29,26 @@ export {
 } from './transport/grpc-transport.js';
 export type { PeerLinkLimits, PeerLinkStats } from './transport/peer-link.js';
 export { RECEIVE_WINDOW_BYTES, raiseReceiveWindows } from './transport/flow-control.js';
-export { RAFT_PROTO_PATH, decodeFrame, encodeFrame, type FrameBatch } from './transport/message-codec.js';
+export {
+  RAFT_PROTO_PATH,
+  decodeFrame,
+  encodeFrame,
+  type FrameBatch,
+} from './transport/message-codec.js';
 export { RAFT_SERVICE, RAFT_STREAM_PATH } from './transport/raft-service.js';
-export { RaftCore, type ProgressView, type ProposeResult, type RefusalReason, type Role } from './core/raft.js';
-export { RAFT_CONFIG_DEFAULTS, RaftConfigError, validateConfig, type RaftConfig } from './core/config.js';
+export {
+  RaftCore,
+  type ProgressView,
+  type ProposeResult,
+  type RefusalReason,
+  type Role,
+} from './core/raft.js';
+export {
+  RAFT_CONFIG_DEFAULTS,
+  RaftConfigError,
+  validateConfig,
+  type RaftConfig,
+} from './core/config.js';
 export { mustPersist, type Ready } from './core/ready.js';
 export { bootstrapState, isEmptyState } from './core/bootstrap.js';
 export {
@@ -40,7 +60,12 @@ export {
   type ConfChange,
 } from './core/conf-change.js';
 export { RaftAssertionError } from './core/assert.js';
-export { RaftNode, type Proposed, type RaftNodeEvents, type RaftNodeStatus } from './node/raft-node.js';
+export {
+  RaftNode,
+  type Proposed,
+  type RaftNodeEvents,
+  type RaftNodeStatus,
+} from './node/raft-node.js';
 export { RAFT_NODE_DEFAULTS, type RaftNodeOptions } from './node/options.js';
 export { RaftError, isRaftError, type RaftErrorKind } from './node/raft-error.js';
 export type {

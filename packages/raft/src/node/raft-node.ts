@@ -536,10 +536,10 @@ export class RaftNode {
 
   /**
    * Snapshots once `snapshotEntries` entries (or entries of `snapshotLogBytes` bytes) were
-   * applied since the last snapshot and their bytes reach that snapshot's size. A snapshot costs time and disk in proportion to the whole state
-   * (a queue's backlog of payloads), so taking one only after as many bytes were logged keeps
-   * compaction amortized O(1) per logged byte: a large backlog is not re-encoded every few
-   * thousand writes. A state machine with `beginSnapshot` is snapshotted in slices over later
+   * applied since the last snapshot and their bytes reach that snapshot's size. A snapshot costs
+   * time and disk in proportion to the whole state (a queue's backlog of payloads), so taking
+   * one only after as many bytes were logged keeps compaction amortized O(1) per logged byte:
+   * a large backlog is not re-encoded every few thousand writes. A state machine with `beginSnapshot` is snapshotted in slices over later
    * turns (see beginSnapshotWork); one at a time, and the rule counts from where it began.
    */
   private maybeSnapshot(): void {

@@ -299,7 +299,8 @@ function checkLimits(limits: PeerLinkLimits): void {
     'frameBytesMax < messageBytesMax',
   );
   assert(
-    limits.reconnectBackoffMsMin > 0 && limits.reconnectBackoffMsMin <= limits.reconnectBackoffMsMax,
+    limits.reconnectBackoffMsMin > 0 &&
+      limits.reconnectBackoffMsMin <= limits.reconnectBackoffMsMax,
     'reconnect backoff range',
   );
 }

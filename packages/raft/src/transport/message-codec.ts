@@ -9,7 +9,9 @@ import { readFrame } from './frame-reader.js';
 import { writeFrame } from './frame-writer.js';
 
 /** proto/raft.proto, found from this file in src/transport/ and in dist/transport/ alike. */
-export const RAFT_PROTO_PATH = fileURLToPath(new URL('../../../../proto/raft.proto', import.meta.url));
+export const RAFT_PROTO_PATH = fileURLToPath(
+  new URL('../../../../proto/raft.proto', import.meta.url),
+);
 
 /** Messages of one group, in send order. */
 export interface FrameBatch {
