@@ -539,8 +539,9 @@ export class RaftNode {
    * applied since the last snapshot and their bytes reach that snapshot's size. A snapshot costs
    * time and disk in proportion to the whole state (a queue's backlog of payloads), so taking
    * one only after as many bytes were logged keeps compaction amortized O(1) per logged byte:
-   * a large backlog is not re-encoded every few thousand writes. A state machine with `beginSnapshot` is snapshotted in slices over later
-   * turns (see beginSnapshotWork); one at a time, and the rule counts from where it began.
+   * a large backlog is not re-encoded every few thousand writes. A state machine with
+   * `beginSnapshot` is snapshotted in slices over later turns (see beginSnapshotWork); one at a
+   * time, and the rule counts from where it began.
    */
   private maybeSnapshot(): void {
     if (this.snapshotWork !== null) return;
