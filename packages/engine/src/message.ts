@@ -1,7 +1,9 @@
-// The message record and its resting place. One object per message, fields initialised in one
-// order so every record shares a hidden class. Replicated fields come first; the rest is derived
-// from them (`where` for delayed/visible) or primary-local (leases), and is never snapshotted.
-// The payload is not here: the spool's PayloadStore holds it, the record holds where.
+// A stored message's resting place, and the handle through which the engine and its host read
+// and change a message. Messages are not objects: a queue keeps them in column arrays
+// (send-order.ts), so a backlog costs a few dozen bytes per message. Replicated fields are
+// columns; `where` is derived from them (delayed/visible) or primary-local (leases), and the
+// primary-local lease fields live in a side map for the messages that have them.
+// The payload is not here: the spool's PayloadStore holds it, the columns hold where.
 
 /**
  * Where a message rests. The state the interface shows is derived from it and the time:
@@ -39,69 +41,194 @@ export const Where = {
 } as const;
 export type Where = (typeof Where)[keyof typeof Where];
 
+/**
+ * A handle on one stored message of a queue: the message itself lives in the queue's columns
+ * (send-order.ts), addressed by slot; the handle finds its slot again by seq when the columns
+ * were compacted since. Handles are cheap and short-lived (the engine keeps none): the fields
+ * read and write the columns, or the queue's side maps for rare, primary-local fields. A handle
+ * on a removed message reads it as Removed once the columns dropped it.
+ */
 export class Message {
   /** Spool-wide, strictly increasing in send order, never reused. */
   readonly seq: number;
-  readonly createdAtMs: number;
+  /** The slot in `order`'s columns, valid while `epoch` is the columns' epoch. */
+  slotAt: number;
+  epoch: number;
+  private readonly order: MessageColumns;
+
+  constructor(order: MessageColumns, seq: number, slot: number, epoch: number) {
+    this.order = order;
+    this.seq = seq;
+    this.slotAt = slot;
+    this.epoch = epoch;
+  }
+
+  private at(): number {
+    return this.order.slotOf(this);
+  }
+
+  get createdAtMs(): number {
+    return this.order.createdAtMs(this.at());
+  }
+
+  /** The payload's length in bytes. */
+  get byteLength(): number {
+    return this.order.byteLength(this.at());
+  }
+
   /**
    * Replica-local: where the spool's PayloadStore keeps the payload (PAYLOAD_MISSING while this
    * replica has not fetched it, and once the message is removed). Never replicated.
    */
-  location: number;
-  readonly byteLength: number;
+  get location(): number {
+    return this.order.location(this.at());
+  }
+
+  set location(location: number) {
+    this.order.setLocation(this.at(), location);
+  }
+
   /** Redeliveries so far (nacks and lease timeouts); reset by recover. */
-  retries: number;
+  get retries(): number {
+    return this.order.retries(this.at());
+  }
+
+  set retries(retries: number) {
+    this.order.setRetries(this.at(), retries);
+  }
+
   /** Replicated generation: bumped by every logged transition of the message. */
-  gen: number;
+  get gen(): number {
+    return this.order.gen(this.at());
+  }
+
+  set gen(gen: number) {
+    this.order.setGen(this.at(), gen);
+  }
+
   /** When the message is (or became) visible. */
-  visibleAtMs: number;
+  get visibleAtMs(): number {
+    return this.order.visibleAtMs(this.at());
+  }
+
+  set visibleAtMs(atMs: number) {
+    this.order.setVisibleAtMs(this.at(), this.seq, atMs);
+  }
+
   /** Start of the retention clock. */
-  retentionStartMs: number;
-  where: Where;
+  get retentionStartMs(): number {
+    return this.order.retentionStartMs(this.at(), this.seq);
+  }
+
+  set retentionStartMs(atMs: number) {
+    this.order.setRetentionStartMs(this.at(), this.seq, atMs);
+  }
+
+  get where(): Where {
+    return this.order.where(this.at());
+  }
+
+  set where(where: Where) {
+    this.order.setWhere(this.at(), where);
+  }
+
   /** Validates entries of the ready, delayed and failed heaps (lazy deletion). */
-  heapStamp: number;
-  /** Validates entries of the expiry heap. */
-  expiryStamp: number;
+  get heapStamp(): number {
+    return this.order.heapStamp(this.at());
+  }
+
+  set heapStamp(stamp: number) {
+    this.order.setHeapStamp(this.at(), stamp);
+  }
+
   /**
    * Primary-local: deliveries handed out by this primary; the current lease's number when Leased.
    */
-  deliveries: number;
+  get deliveries(): number {
+    return this.order.extraOf(this.seq)?.deliveries ?? 0;
+  }
+
+  set deliveries(count: number) {
+    if (count !== this.deliveries) this.order.extraFor(this.at(), this.seq).deliveries = count;
+  }
+
   /** Primary-local: lease deadline, Infinity when the lease has no timeout. */
-  leaseExpiresAtMs: number;
+  get leaseExpiresAtMs(): number {
+    return this.order.extraOf(this.seq)?.leaseExpiresAtMs ?? Infinity;
+  }
+
+  set leaseExpiresAtMs(atMs: number) {
+    if (atMs !== this.leaseExpiresAtMs) {
+      this.order.extraFor(this.at(), this.seq).leaseExpiresAtMs = atMs;
+    }
+  }
+
   /** Primary-local: the delivery whose lease last timed out (0 = none); for 410 reason expired. */
-  timedOutDelivery: number;
+  get timedOutDelivery(): number {
+    return this.order.extraOf(this.seq)?.timedOutDelivery ?? 0;
+  }
+
+  set timedOutDelivery(delivery: number) {
+    if (delivery !== this.timedOutDelivery) {
+      this.order.extraFor(this.at(), this.seq).timedOutDelivery = delivery;
+    }
+  }
+
   /**
    * Primary-local: a command ending the current lease is in the log; the lease settles nothing
    * more.
    */
-  settling: boolean;
-  /** Primary-local: retention came due while leased; expire once the lease returns the message. */
-  expiryDeferred: boolean;
-
-  constructor(
-    seq: number,
-    createdAtMs: number,
-    location: number,
-    byteLength: number,
-    visibleAtMs: number,
-  ) {
-    this.seq = seq;
-    this.createdAtMs = createdAtMs;
-    this.location = location;
-    this.byteLength = byteLength;
-    this.retries = 0;
-    this.gen = 0;
-    this.visibleAtMs = visibleAtMs;
-    this.retentionStartMs = visibleAtMs;
-    this.where = Where.Fresh;
-    this.heapStamp = 0;
-    this.expiryStamp = 0;
-    this.deliveries = 0;
-    this.leaseExpiresAtMs = Infinity;
-    this.timedOutDelivery = 0;
-    this.settling = false;
-    this.expiryDeferred = false;
+  get settling(): boolean {
+    return this.order.extraOf(this.seq)?.settling ?? false;
   }
+
+  set settling(settling: boolean) {
+    if (settling !== this.settling) this.order.extraFor(this.at(), this.seq).settling = settling;
+  }
+
+  /** Primary-local: retention came due while leased; expire once the lease returns the message. */
+  get expiryDeferred(): boolean {
+    return this.order.extraOf(this.seq)?.expiryDeferred ?? false;
+  }
+
+  set expiryDeferred(deferred: boolean) {
+    if (deferred !== this.expiryDeferred) {
+      this.order.extraFor(this.at(), this.seq).expiryDeferred = deferred;
+    }
+  }
+}
+
+/** Primary-local fields of a message, held only for messages that have any (leased ones). */
+export interface MessageExtra {
+  deliveries: number;
+  leaseExpiresAtMs: number;
+  timedOutDelivery: number;
+  settling: boolean;
+  expiryDeferred: boolean;
+}
+
+/** What a handle reads and writes (implemented by SendOrder). */
+export interface MessageColumns {
+  /** The slot of `handle` now (updating the handle), or -1 once its message is gone. */
+  slotOf(handle: Message): number;
+  createdAtMs(slot: number): number;
+  byteLength(slot: number): number;
+  location(slot: number): number;
+  setLocation(slot: number, location: number): void;
+  retries(slot: number): number;
+  setRetries(slot: number, retries: number): void;
+  gen(slot: number): number;
+  setGen(slot: number, gen: number): void;
+  visibleAtMs(slot: number): number;
+  setVisibleAtMs(slot: number, seq: number, atMs: number): void;
+  retentionStartMs(slot: number, seq: number): number;
+  setRetentionStartMs(slot: number, seq: number, atMs: number): void;
+  where(slot: number): Where;
+  setWhere(slot: number, where: Where): void;
+  heapStamp(slot: number): number;
+  setHeapStamp(slot: number, stamp: number): void;
+  extraOf(seq: number): MessageExtra | undefined;
+  extraFor(slot: number, seq: number): MessageExtra;
 }
 
 /** Width of a message id: 16 lower-case hex digits cover every safe-integer seq. */

@@ -75,14 +75,13 @@ function enter(queue: Queue, message: Message, where: Where): void {
 
 /** Stores a new message (seq above every other in the queue) as Fresh or Delayed. */
 export function storeMessage(state: SpoolState, queue: Queue, message: Message): void {
-  queue.order.append(message);
   queue.total++;
   queue.dataBytes += message.byteLength;
   state.messageCount++;
   state.byteCount += message.byteLength;
   if (message.visibleAtMs > message.createdAtMs) placeDelayed(state, queue, message, true);
   else enter(queue, message, Where.Fresh);
-  pushExpiry(state, queue, message);
+  pushExpiry(state, queue, message, true);
 }
 
 /**
@@ -93,13 +92,13 @@ export function placeVisible(queue: Queue, message: Message, fresh: boolean): vo
   if (!fresh) leave(queue, message);
   if (message.location === PAYLOAD_MISSING) {
     enter(queue, message, Where.Unavailable);
-    message.heapStamp++;
+    nextStamp(message);
     return;
   }
   enter(queue, message, Where.Ready);
-  queue.ready.push(message.seq, message, ++message.heapStamp);
+  queue.ready.push(message.seq, message.seq, nextStamp(message));
   if (queue.ready.size > 2 * queue.visible + HEAP_SLACK) {
-    queue.ready.retain((_key, m, stamp) => m.where === Where.Ready && m.heapStamp === stamp);
+    queue.ready.retain((_key, seq, stamp) => queue.order.isPlaced(seq, Where.Ready, stamp));
   }
 }
 
@@ -112,24 +111,28 @@ export function placeDelayed(
 ): void {
   if (!fresh) leave(queue, message);
   enter(queue, message, Where.Delayed);
-  queue.delayedHeap.push(message.visibleAtMs, message, ++message.heapStamp);
-  state.noteDeadline(message.visibleAtMs);
+  const visibleAtMs = message.visibleAtMs;
+  queue.delayedHeap.push(visibleAtMs, message.seq, nextStamp(message));
+  state.noteDeadline(visibleAtMs);
   if (queue.delayedHeap.size > 2 * queue.delayed + HEAP_SLACK) {
-    queue.delayedHeap.retain(isDelayedEntry);
+    queue.delayedHeap.retain((_key, seq, stamp) => queue.order.isPlaced(seq, Where.Delayed, stamp));
   }
 }
 
-function isDelayedEntry(_key: number, message: Message, stamp: number): boolean {
-  return message.where === Where.Delayed && message.heapStamp === stamp;
+/** Bumps the heap stamp of `message` (older heap entries go stale) and returns it. */
+function nextStamp(message: Message): number {
+  const stamp = (message.heapStamp + 1) >>> 0;
+  message.heapStamp = stamp;
+  return stamp;
 }
 
 /** Fails a message at `atMs`: its retention clock restarts then. */
 export function placeFailed(state: SpoolState, queue: Queue, message: Message, atMs: number): void {
   leave(queue, message);
   enter(queue, message, Where.Failed);
-  queue.failedHeap.push(message.seq, message, ++message.heapStamp);
+  queue.failedHeap.push(message.seq, message.seq, nextStamp(message));
   if (queue.failedHeap.size > 2 * queue.failed + HEAP_SLACK) {
-    queue.failedHeap.retain((_key, m, stamp) => m.where === Where.Failed && m.heapStamp === stamp);
+    queue.failedHeap.retain((_key, seq, stamp) => queue.order.isPlaced(seq, Where.Failed, stamp));
   }
   message.retentionStartMs = atMs;
   message.expiryDeferred = false;
@@ -140,7 +143,7 @@ export function placeFailed(state: SpoolState, queue: Queue, message: Message, a
 export function placeExpiring(queue: Queue, message: Message): void {
   leave(queue, message);
   enter(queue, message, Where.Expiring);
-  message.heapStamp++;
+  nextStamp(message);
 }
 
 /**
@@ -152,7 +155,7 @@ export function placeUnavailable(state: SpoolState, queue: Queue, message: Messa
   const wasLeased = message.where === Where.Leased;
   leave(queue, message);
   enter(queue, message, Where.Unavailable);
-  message.heapStamp++;
+  nextStamp(message);
   if (wasLeased && message.expiryDeferred) {
     message.expiryDeferred = false;
     pushExpiry(state, queue, message);
@@ -172,7 +175,7 @@ export function dropLocation(state: SpoolState, queue: Queue, message: Message):
   if (message.where === Where.Failed) {
     queue.failed--;
     queue.unavailable++;
-    message.heapStamp++;
+    nextStamp(message);
   }
   message.location = PAYLOAD_MISSING;
   state.missingPayloads++;
@@ -199,7 +202,7 @@ export function restoreLocation(
   } else if (message.where === Where.Failed) {
     queue.unavailable--;
     queue.failed++;
-    queue.failedHeap.push(message.seq, message, ++message.heapStamp);
+    queue.failedHeap.push(message.seq, message.seq, nextStamp(message));
   }
 }
 
@@ -212,7 +215,7 @@ export function placeLeased(
 ): void {
   leave(queue, message);
   enter(queue, message, Where.Leased);
-  message.heapStamp++;
+  nextStamp(message);
   message.deliveries++;
   const timeoutSeconds = queue.settings.leaseTimeoutSeconds;
   if (timeoutSeconds > 0) setLeaseDeadline(state, queue, message, nowMs + timeoutSeconds * 1000);
@@ -228,13 +231,18 @@ export function setLeaseDeadline(
   deadlineMs: number,
 ): void {
   message.leaseExpiresAtMs = deadlineMs;
-  queue.leases.push(deadlineMs, message, message.deliveries);
+  queue.leases.push(deadlineMs, message.seq, message.deliveries);
   state.noteDeadline(deadlineMs);
-  if (queue.leases.size > 2 * queue.pending + HEAP_SLACK) queue.leases.retain(isLiveLeaseEntry);
+  if (queue.leases.size > 2 * queue.pending + HEAP_SLACK) {
+    queue.leases.retain((key, seq, stamp) => isLiveLeaseEntry(queue, key, seq, stamp));
+  }
 }
 
-export function isLiveLeaseEntry(key: number, message: Message, stamp: number): boolean {
+/** Whether a lease heap entry (deadline, seq, delivery) is the current lease's. */
+export function isLiveLeaseEntry(queue: Queue, key: number, seq: number, stamp: number): boolean {
+  const message = queue.order.find(seq);
   return (
+    message !== undefined &&
     message.where === Where.Leased &&
     !message.settling &&
     message.deliveries === stamp &&
@@ -268,12 +276,23 @@ export function delayMessage(
   }
 }
 
-/** (Re)indexes a message by its current retention clock start. */
-export function pushExpiry(state: SpoolState, queue: Queue, message: Message): void {
-  queue.expiry.push(message.retentionStartMs, message, ++message.expiryStamp);
-  if (queue.retentionMs > 0) state.noteDeadline(message.retentionStartMs + queue.retentionMs);
+/**
+ * (Re)indexes a message by its current retention clock start: by the send order itself when
+ * `inOrder` (a new message) and that keeps the order sorted by retention start, else in the
+ * expiry heap.
+ */
+export function pushExpiry(
+  state: SpoolState,
+  queue: Queue,
+  message: Message,
+  inOrder = false,
+): void {
+  const startMs = message.retentionStartMs;
+  const stamp = queue.order.indexExpiry(message, startMs, inOrder);
+  if (stamp !== 0) queue.expiry.push(startMs, message.seq, stamp);
+  if (queue.retentionMs > 0) state.noteDeadline(startMs + queue.retentionMs);
   if (queue.expiry.size > 2 * queue.total + HEAP_SLACK) {
-    queue.expiry.retain((_key, m, stamp) => m.where !== Where.Removed && m.expiryStamp === stamp);
+    queue.expiry.retain((_key, seq, entryStamp) => queue.order.isExpiryEntry(seq, entryStamp));
   }
 }
 
@@ -290,7 +309,7 @@ export function removeMessage(state: SpoolState, queue: Queue, message: Message)
   if (message.location === PAYLOAD_MISSING) state.missingPayloads--;
   else state.payloads.release(message.location, message.byteLength);
   message.location = PAYLOAD_MISSING;
-  queue.order.noteRemoved();
+  queue.order.noteRemoved(message.seq);
 }
 
 /**
@@ -300,14 +319,14 @@ export function promoteDelayed(queue: Queue, nowMs: number): number {
   const heap = queue.delayedHeap;
   let promoted = 0;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    if (message.where !== Where.Delayed || message.heapStamp !== heap.topStamp()) {
+    const seq = heap.topSeq();
+    if (!queue.order.isPlaced(seq, Where.Delayed, heap.topStamp())) {
       heap.pop();
       continue;
     }
     if (heap.topKey() > nowMs) break;
     heap.pop();
-    placeVisible(queue, message, false);
+    placeVisible(queue, queue.order.find(seq)!, false);
     promoted++;
   }
   return promoted;
@@ -317,8 +336,8 @@ export function promoteDelayed(queue: Queue, nowMs: number): number {
 export function readyTop(queue: Queue): Message | undefined {
   const heap = queue.ready;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    if (message.where === Where.Ready && message.heapStamp === heap.topStamp()) return message;
+    const seq = heap.topSeq();
+    if (queue.order.isPlaced(seq, Where.Ready, heap.topStamp())) return queue.order.find(seq);
     heap.pop();
   }
   return undefined;
@@ -331,9 +350,11 @@ export function readyTop(queue: Queue): Message | undefined {
 export function failedTop(queue: Queue): Message | undefined {
   const heap = queue.failedHeap;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    const live = message.where === Where.Failed && message.heapStamp === heap.topStamp();
-    if (live && message.location !== PAYLOAD_MISSING) return message;
+    const seq = heap.topSeq();
+    if (queue.order.isPlaced(seq, Where.Failed, heap.topStamp())) {
+      const message = queue.order.find(seq)!;
+      if (message.location !== PAYLOAD_MISSING) return message;
+    }
     heap.pop();
   }
   return undefined;

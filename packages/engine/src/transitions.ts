@@ -20,7 +20,7 @@ import type {
 import { GONE, OK } from './commands.js';
 import { dedupKeyString } from './dedup-table.js';
 import { MqError } from './errors.js';
-import { Message, Where, messageIdOf } from './message.js';
+import { type Message, Where, messageIdOf } from './message.js';
 import {
   delayMessage,
   placeFailed,
@@ -128,7 +128,8 @@ function afterRemoval(state: SpoolState, queue: Queue): void {
 
 /** Deletes a queue and every message in it. */
 export function dropQueue(state: SpoolState, queue: Queue): void {
-  for (const message of queue.order.liveMessages()) removeMessage(state, queue, message);
+  const seqs = queue.order.liveSeqs();
+  for (let i = 0; i < seqs.length; i++) removeMessage(state, queue, queue.order.find(seqs[i]!)!);
   state.dedupKeyCount -= queue.dedup.size;
   queue.dedup.clear();
   queue.ready.clear();
@@ -194,7 +195,8 @@ function appendMessage(
 ): number {
   const seq = state.nextSeq++;
   const location = state.payloads.append(seq, payload);
-  const message = new Message(seq, nowMs, location, payload.byteLength, nowMs + delayMs);
+  const visibleAtMs = nowMs + delayMs;
+  const message = queue.order.append(seq, nowMs, location, payload.byteLength, visibleAtMs);
   storeMessage(state, queue, message);
   queue.counters.added++;
   state.counters.added++;
@@ -442,9 +444,10 @@ function applyUpdateQueue(
  */
 function restoreExpiring(queue: Queue): void {
   if (queue.expiring === 0) return;
-  for (const message of queue.order.liveMessages()) {
+  queue.order.scanAfter(0, (message) => {
     if (message.where === Where.Expiring) placeVisible(queue, message, false);
-  }
+    return true;
+  });
 }
 
 /**
