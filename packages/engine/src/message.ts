@@ -5,6 +5,10 @@
 // primary-local lease fields live in a side map for the messages that have them.
 // The payload is not here: the spool's PayloadStore holds it, the columns hold where.
 
+import { assert } from './assert.js';
+import { Chunk, FLAG_OWN_RETENTION } from './columns.js';
+import { PAYLOAD_MISSING } from './payload-store.js';
+
 /**
  * Where a message rests. The state the interface shows is derived from it and the time:
  * Fresh, Ready, Expiring and Delayed read `delayed` while `visibleAtMs` is in the future and
@@ -43,37 +47,51 @@ export type Where = (typeof Where)[keyof typeof Where];
 
 /**
  * A handle on one stored message of a queue: the message itself lives in the queue's columns
- * (send-order.ts), addressed by slot; the handle finds its slot again by seq when the columns
- * were compacted since. Handles are cheap and short-lived (the engine keeps none): the fields
- * read and write the columns, or the queue's side maps for rare, primary-local fields. A handle
- * on a removed message reads it as Removed once the columns dropped it.
+ * (send-order.ts). The handle points at its chunk and index there, valid while its epoch is the
+ * columns' epoch; after a renumbering it finds its slot again by seq. Handles are cheap and
+ * short-lived (the engine keeps none). A handle on a removed message reads it as Removed, with
+ * no payload location, once the columns dropped it.
  */
 export class Message {
   /** Spool-wide, strictly increasing in send order, never reused. */
   readonly seq: number;
-  /** The slot in `order`'s columns, valid while `epoch` is the columns' epoch. */
-  slotAt: number;
+  /** The columns holding the message (GONE once it was dropped), valid while `epoch` matches. */
+  chunk: Chunk;
+  index: number;
   epoch: number;
-  private readonly order: MessageColumns;
+  private readonly order: MessageOrder;
 
-  constructor(order: MessageColumns, seq: number, slot: number, epoch: number) {
+  constructor(order: MessageOrder, seq: number, chunk: Chunk, index: number, epoch: number) {
     this.order = order;
     this.seq = seq;
-    this.slotAt = slot;
+    this.chunk = chunk;
+    this.index = index;
     this.epoch = epoch;
   }
 
-  private at(): number {
-    return this.order.slotOf(this);
+  /**
+   * The chunk holding the message now (finding it again after a renumbering), at `index`: hot
+   * paths resolve once and use the columns directly. GONE once the message was dropped.
+   */
+  columns(): Chunk {
+    if (this.epoch !== this.order.epoch) this.order.relocate(this);
+    return this.chunk;
+  }
+
+  /** The chunk of a message that is still there, to change it (at `index`). */
+  held(): Chunk {
+    const chunk = this.columns();
+    assert(chunk !== GONE, 'changing a removed message');
+    return chunk;
   }
 
   get createdAtMs(): number {
-    return this.order.createdAtMs(this.at());
+    return this.columns().createdAtMs[this.index]!;
   }
 
   /** The payload's length in bytes. */
   get byteLength(): number {
-    return this.order.byteLength(this.at());
+    return this.columns().byteLength[this.index]!;
   }
 
   /**
@@ -81,97 +99,157 @@ export class Message {
    * replica has not fetched it, and once the message is removed). Never replicated.
    */
   get location(): number {
-    return this.order.location(this.at());
+    return this.columns().location[this.index]!;
   }
 
   set location(location: number) {
-    this.order.setLocation(this.at(), location);
+    const chunk = this.columns();
+    if (chunk === GONE && location === PAYLOAD_MISSING) return;
+    this.held().location[this.index] = location;
   }
 
   /** Redeliveries so far (nacks and lease timeouts); reset by recover. */
   get retries(): number {
-    return this.order.retries(this.at());
+    return this.columns().retries[this.index]!;
   }
 
   set retries(retries: number) {
-    this.order.setRetries(this.at(), retries);
+    assert(retries >= 0 && retries <= 0xffff, 'retries out of range');
+    this.held().retries[this.index] = retries;
   }
 
   /** Replicated generation: bumped by every logged transition of the message. */
   get gen(): number {
-    return this.order.gen(this.at());
+    return this.columns().gen[this.index]!;
   }
 
   set gen(gen: number) {
-    this.order.setGen(this.at(), gen);
+    assert(gen >= 0 && gen <= 0xffffffff, 'message generation out of range');
+    this.held().gen[this.index] = gen;
   }
 
   /** When the message is (or became) visible. */
   get visibleAtMs(): number {
-    return this.order.visibleAtMs(this.at());
+    return this.columns().visibleAtMs[this.index]!;
   }
 
   set visibleAtMs(atMs: number) {
-    this.order.setVisibleAtMs(this.at(), this.seq, atMs);
+    const chunk = this.held();
+    const index = this.index;
+    if (chunk.flags[index]! & FLAG_OWN_RETENTION) {
+      chunk.visibleAtMs[index] = atMs;
+      // The retention start stays; it may now equal the visibility time.
+      this.retentionStartMs = this.order.ownRetentionStartMs(this.seq);
+    } else if (chunk.visibleAtMs[index] !== atMs) {
+      const retentionStartMs = chunk.visibleAtMs[index]!;
+      chunk.visibleAtMs[index] = atMs;
+      this.retentionStartMs = retentionStartMs;
+    }
   }
 
   /** Start of the retention clock. */
   get retentionStartMs(): number {
-    return this.order.retentionStartMs(this.at(), this.seq);
+    const chunk = this.columns();
+    const index = this.index;
+    if (chunk.flags[index]! & FLAG_OWN_RETENTION) return this.order.ownRetentionStartMs(this.seq);
+    return chunk.visibleAtMs[index]!;
   }
 
   set retentionStartMs(atMs: number) {
-    this.order.setRetentionStartMs(this.at(), this.seq, atMs);
+    const chunk = this.held();
+    const index = this.index;
+    const own = (chunk.flags[index]! & FLAG_OWN_RETENTION) !== 0;
+    if (atMs === chunk.visibleAtMs[index]) {
+      if (!own) return;
+      chunk.flags[index] = chunk.flags[index]! & ~FLAG_OWN_RETENTION;
+      this.order.setOwnRetentionStartMs(this.seq, null);
+    } else {
+      if (!own) chunk.flags[index] = chunk.flags[index]! | FLAG_OWN_RETENTION;
+      this.order.setOwnRetentionStartMs(this.seq, atMs);
+    }
   }
 
   get where(): Where {
-    return this.order.where(this.at());
+    return this.columns().where[this.index]! as Where;
   }
 
   set where(where: Where) {
-    this.order.setWhere(this.at(), where);
+    const chunk = this.columns();
+    if (chunk === GONE && where === Where.Removed) return;
+    this.held().where[this.index] = where;
   }
 
   /** Validates entries of the ready, delayed and failed heaps (lazy deletion). */
   get heapStamp(): number {
-    return this.order.heapStamp(this.at());
+    return this.columns().heapStamp[this.index]!;
   }
 
   set heapStamp(stamp: number) {
-    this.order.setHeapStamp(this.at(), stamp);
+    this.held().heapStamp[this.index] = stamp;
+  }
+
+  /** Flag bits of the message (columns.ts); for the columns' bookkeeping. */
+  get flags(): number {
+    return this.columns().flags[this.index]!;
+  }
+
+  set flags(flags: number) {
+    this.held().flags[this.index] = flags;
+  }
+
+  /** Index of the primary-local fields in the queue's extra table (0: none). */
+  get extraId(): number {
+    return this.columns().extra[this.index]!;
+  }
+
+  set extraId(id: number) {
+    this.held().extra[this.index] = id;
+  }
+
+  /** The primary-local fields, if the message has any (read them; change them via `lease`). */
+  extra(): MessageExtra | undefined {
+    const id = this.columns().extra[this.index]!;
+    return id === 0 ? undefined : this.order.extraAt(id);
+  }
+
+  /** The primary-local fields, created with their defaults if the message had none. */
+  lease(): MessageExtra {
+    const chunk = this.held();
+    const index = this.index;
+    const id = chunk.extra[index]!;
+    if (id !== 0) return this.order.extraAt(id);
+    const created = this.order.newExtra();
+    chunk.extra[index] = created;
+    return this.order.extraAt(created);
   }
 
   /**
    * Primary-local: deliveries handed out by this primary; the current lease's number when Leased.
    */
   get deliveries(): number {
-    return this.order.extraOf(this.seq)?.deliveries ?? 0;
+    return this.extra()?.deliveries ?? 0;
   }
 
   set deliveries(count: number) {
-    if (count !== this.deliveries) this.order.extraFor(this.at(), this.seq).deliveries = count;
+    if (count !== this.deliveries) this.lease().deliveries = count;
   }
 
   /** Primary-local: lease deadline, Infinity when the lease has no timeout. */
   get leaseExpiresAtMs(): number {
-    return this.order.extraOf(this.seq)?.leaseExpiresAtMs ?? Infinity;
+    return this.extra()?.leaseExpiresAtMs ?? Infinity;
   }
 
   set leaseExpiresAtMs(atMs: number) {
-    if (atMs !== this.leaseExpiresAtMs) {
-      this.order.extraFor(this.at(), this.seq).leaseExpiresAtMs = atMs;
-    }
+    if (atMs !== this.leaseExpiresAtMs) this.lease().leaseExpiresAtMs = atMs;
   }
 
   /** Primary-local: the delivery whose lease last timed out (0 = none); for 410 reason expired. */
   get timedOutDelivery(): number {
-    return this.order.extraOf(this.seq)?.timedOutDelivery ?? 0;
+    return this.extra()?.timedOutDelivery ?? 0;
   }
 
   set timedOutDelivery(delivery: number) {
-    if (delivery !== this.timedOutDelivery) {
-      this.order.extraFor(this.at(), this.seq).timedOutDelivery = delivery;
-    }
+    if (delivery !== this.timedOutDelivery) this.lease().timedOutDelivery = delivery;
   }
 
   /**
@@ -179,22 +257,20 @@ export class Message {
    * more.
    */
   get settling(): boolean {
-    return this.order.extraOf(this.seq)?.settling ?? false;
+    return this.extra()?.settling ?? false;
   }
 
   set settling(settling: boolean) {
-    if (settling !== this.settling) this.order.extraFor(this.at(), this.seq).settling = settling;
+    if (settling !== this.settling) this.lease().settling = settling;
   }
 
   /** Primary-local: retention came due while leased; expire once the lease returns the message. */
   get expiryDeferred(): boolean {
-    return this.order.extraOf(this.seq)?.expiryDeferred ?? false;
+    return this.extra()?.expiryDeferred ?? false;
   }
 
   set expiryDeferred(deferred: boolean) {
-    if (deferred !== this.expiryDeferred) {
-      this.order.extraFor(this.at(), this.seq).expiryDeferred = deferred;
-    }
+    if (deferred !== this.expiryDeferred) this.lease().expiryDeferred = deferred;
   }
 }
 
@@ -207,29 +283,24 @@ export interface MessageExtra {
   expiryDeferred: boolean;
 }
 
-/** What a handle reads and writes (implemented by SendOrder). */
-export interface MessageColumns {
-  /** The slot of `handle` now (updating the handle), or -1 once its message is gone. */
-  slotOf(handle: Message): number;
-  createdAtMs(slot: number): number;
-  byteLength(slot: number): number;
-  location(slot: number): number;
-  setLocation(slot: number, location: number): void;
-  retries(slot: number): number;
-  setRetries(slot: number, retries: number): void;
-  gen(slot: number): number;
-  setGen(slot: number, gen: number): void;
-  visibleAtMs(slot: number): number;
-  setVisibleAtMs(slot: number, seq: number, atMs: number): void;
-  retentionStartMs(slot: number, seq: number): number;
-  setRetentionStartMs(slot: number, seq: number, atMs: number): void;
-  where(slot: number): Where;
-  setWhere(slot: number, where: Where): void;
-  heapStamp(slot: number): number;
-  setHeapStamp(slot: number, stamp: number): void;
-  extraOf(seq: number): MessageExtra | undefined;
-  extraFor(slot: number, seq: number): MessageExtra;
+/** What a handle needs of its queue's columns (implemented by SendOrder). */
+export interface MessageOrder {
+  readonly epoch: number;
+  /** Points `handle` at its message's chunk now, or at GONE once the message was dropped. */
+  relocate(handle: Message): void;
+  ownRetentionStartMs(seq: number): number;
+  /** Sets a retention start that differs from the visibility time; null forgets it. */
+  setOwnRetentionStartMs(seq: number, atMs: number | null): void;
+  /** The primary-local fields at `id` (>= 1) of the queue's extra table. */
+  extraAt(id: number): MessageExtra;
+  /** A new entry of the extra table with default fields; returns its id (>= 1). */
+  newExtra(): number;
 }
+
+/** The one-slot chunk a handle points at once its message was dropped: reads Removed. */
+export const GONE = new Chunk(1);
+GONE.where[0] = Where.Removed;
+GONE.location[0] = PAYLOAD_MISSING;
 
 /** Width of a message id: 16 lower-case hex digits cover every safe-integer seq. */
 export const MESSAGE_ID_LENGTH = 16;

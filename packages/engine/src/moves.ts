@@ -13,7 +13,9 @@ import type { SpoolState } from './spool-state.js';
 const HEAP_SLACK = 64;
 
 function leave(queue: Queue, message: Message): void {
-  switch (message.where) {
+  const chunk = message.held();
+  const index = message.index;
+  switch (chunk.where[index]) {
     case Where.Fresh:
     case Where.Ready:
       queue.visible--;
@@ -25,14 +27,19 @@ function leave(queue: Queue, message: Message): void {
     case Where.Delayed:
       queue.delayed--;
       break;
-    case Where.Leased:
+    case Where.Leased: {
       queue.pending--;
-      message.settling = false;
-      message.leaseExpiresAtMs = Infinity;
+      const extraId = chunk.extra[index]!;
+      if (extraId !== 0) {
+        const extra = queue.order.extraAt(extraId);
+        extra.settling = false;
+        extra.leaseExpiresAtMs = Infinity;
+      }
       break;
+    }
     case Where.Failed:
       // A failed message whose payload this replica lacks counts as unavailable here.
-      if (message.location === PAYLOAD_MISSING) queue.unavailable--;
+      if (chunk.location[index] === PAYLOAD_MISSING) queue.unavailable--;
       else queue.failed--;
       break;
     case Where.Unavailable:
@@ -44,7 +51,9 @@ function leave(queue: Queue, message: Message): void {
 }
 
 function enter(queue: Queue, message: Message, where: Where): void {
-  message.where = where;
+  const chunk = message.held();
+  const index = message.index;
+  chunk.where[index] = where;
   switch (where) {
     case Where.Fresh:
     case Where.Ready:
@@ -61,11 +70,11 @@ function enter(queue: Queue, message: Message, where: Where): void {
       queue.pending++;
       break;
     case Where.Failed:
-      if (message.location === PAYLOAD_MISSING) queue.unavailable++;
+      if (chunk.location[index] === PAYLOAD_MISSING) queue.unavailable++;
       else queue.failed++;
       break;
     case Where.Unavailable:
-      assert(message.location === PAYLOAD_MISSING, 'unavailable with a payload location');
+      assert(chunk.location[index] === PAYLOAD_MISSING, 'unavailable with a payload location');
       queue.unavailable++;
       break;
     default:
@@ -73,15 +82,26 @@ function enter(queue: Queue, message: Message, where: Where): void {
   }
 }
 
-/** Stores a new message (seq above every other in the queue) as Fresh or Delayed. */
-export function storeMessage(state: SpoolState, queue: Queue, message: Message): void {
+/**
+ * Stores a new message (just appended to the queue's columns with these fields) as Fresh or
+ * Delayed.
+ */
+export function storeMessage(
+  state: SpoolState,
+  queue: Queue,
+  message: Message,
+  byteLength: number,
+  createdAtMs: number,
+  visibleAtMs: number,
+): void {
   queue.total++;
-  queue.dataBytes += message.byteLength;
+  queue.dataBytes += byteLength;
   state.messageCount++;
-  state.byteCount += message.byteLength;
-  if (message.visibleAtMs > message.createdAtMs) placeDelayed(state, queue, message, true);
+  state.byteCount += byteLength;
+  if (visibleAtMs > createdAtMs) placeDelayed(state, queue, message, true);
   else enter(queue, message, Where.Fresh);
-  pushExpiry(state, queue, message, true);
+  // A new message's retention clock starts at its visibility.
+  pushExpiry(state, queue, message, true, visibleAtMs);
 }
 
 /**
@@ -121,8 +141,10 @@ export function placeDelayed(
 
 /** Bumps the heap stamp of `message` (older heap entries go stale) and returns it. */
 function nextStamp(message: Message): number {
-  const stamp = (message.heapStamp + 1) >>> 0;
-  message.heapStamp = stamp;
+  const chunk = message.held();
+  const index = message.index;
+  const stamp = (chunk.heapStamp[index]! + 1) >>> 0;
+  chunk.heapStamp[index] = stamp;
   return stamp;
 }
 
@@ -216,7 +238,7 @@ export function placeLeased(
   leave(queue, message);
   enter(queue, message, Where.Leased);
   nextStamp(message);
-  message.deliveries++;
+  message.lease().deliveries++;
   const timeoutSeconds = queue.settings.leaseTimeoutSeconds;
   if (timeoutSeconds > 0) setLeaseDeadline(state, queue, message, nowMs + timeoutSeconds * 1000);
 }
@@ -230,8 +252,9 @@ export function setLeaseDeadline(
   message: Message,
   deadlineMs: number,
 ): void {
-  message.leaseExpiresAtMs = deadlineMs;
-  queue.leases.push(deadlineMs, message.seq, message.deliveries);
+  const extra = message.lease();
+  extra.leaseExpiresAtMs = deadlineMs;
+  queue.leases.push(deadlineMs, message.seq, extra.deliveries);
   state.noteDeadline(deadlineMs);
   if (queue.leases.size > 2 * queue.pending + HEAP_SLACK) {
     queue.leases.retain((key, seq, stamp) => isLiveLeaseEntry(queue, key, seq, stamp));
@@ -240,13 +263,12 @@ export function setLeaseDeadline(
 
 /** Whether a lease heap entry (deadline, seq, delivery) is the current lease's. */
 export function isLiveLeaseEntry(queue: Queue, key: number, seq: number, stamp: number): boolean {
-  const message = queue.order.find(seq);
+  const extra = queue.order.extraIn(seq, Where.Leased);
   return (
-    message !== undefined &&
-    message.where === Where.Leased &&
-    !message.settling &&
-    message.deliveries === stamp &&
-    message.leaseExpiresAtMs === key
+    extra !== undefined &&
+    !extra.settling &&
+    extra.deliveries === stamp &&
+    extra.leaseExpiresAtMs === key
   );
 }
 
@@ -286,8 +308,8 @@ export function pushExpiry(
   queue: Queue,
   message: Message,
   inOrder = false,
+  startMs = message.retentionStartMs,
 ): void {
-  const startMs = message.retentionStartMs;
   const stamp = queue.order.indexExpiry(message, startMs, inOrder);
   if (stamp !== 0) queue.expiry.push(startMs, message.seq, stamp);
   if (queue.retentionMs > 0) state.noteDeadline(startMs + queue.retentionMs);
@@ -300,16 +322,20 @@ export function pushExpiry(
 export function removeMessage(state: SpoolState, queue: Queue, message: Message): void {
   state.snapshotGuard?.beforeChange(queue, message);
   leave(queue, message);
-  message.where = Where.Removed;
-  message.expiryDeferred = false;
+  const chunk = message.held();
+  const index = message.index;
+  chunk.where[index] = Where.Removed;
+  const byteLength = chunk.byteLength[index]!;
+  const location = chunk.location[index]!;
+  chunk.location[index] = PAYLOAD_MISSING;
   queue.total--;
-  queue.dataBytes -= message.byteLength;
+  queue.dataBytes -= byteLength;
   state.messageCount--;
-  state.byteCount -= message.byteLength;
-  if (message.location === PAYLOAD_MISSING) state.missingPayloads--;
-  else state.payloads.release(message.location, message.byteLength);
-  message.location = PAYLOAD_MISSING;
-  queue.order.noteRemoved(message.seq);
+  state.byteCount -= byteLength;
+  if (location === PAYLOAD_MISSING) state.missingPayloads--;
+  else state.payloads.release(location, byteLength);
+  // Forgets its primary-local fields too (expiryDeferred and the rest read their defaults).
+  queue.order.noteRemoved(message);
 }
 
 /**

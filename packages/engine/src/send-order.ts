@@ -13,39 +13,24 @@
 // time, and the stamp of a message indexed in the expiry heap.
 
 import { assert } from './assert.js';
-import { Message, type MessageColumns, type MessageExtra, Where } from './message.js';
-import { PAYLOAD_MISSING } from './payload-store.js';
+import {
+  CHUNK_MASK,
+  CHUNK_SHIFT,
+  CHUNK_SLOTS,
+  Chunk,
+  FLAG_EXPIRY_IN_ORDER,
+  FLAG_EXPIRY_STAMP,
+  FLAG_OWN_RETENTION,
+} from './columns.js';
+import { GONE, Message, type MessageExtra, type MessageOrder, Where } from './message.js';
 
-const CHUNK_SHIFT = 12;
-/** Slots per chunk. */
-const CHUNK_SLOTS = 1 << CHUNK_SHIFT;
-const CHUNK_MASK = CHUNK_SLOTS - 1;
 /** Dead slots tolerated before a compaction, beyond the live count. */
 const TOMBSTONES_SLACK = CHUNK_SLOTS;
-/** Flag: the message is in the in-order retention index (see `expiryHead`). */
-const FLAG_EXPIRY_IN_ORDER = 1;
-/** Largest retry count a slot holds (the settings' maximum, MAX_RETRIES_MAX). */
-const RETRIES_MAX = 0xffff;
 
-/** Bytes of column storage per slot (for accounting and tests). */
-export const SLOT_BYTES = 8 * 4 + 4 * 3 + 2 + 1 + 1;
-
-/** The columns of CHUNK_SLOTS consecutive slots. */
-class Chunk {
-  readonly seq = new Float64Array(CHUNK_SLOTS);
-  readonly createdAtMs = new Float64Array(CHUNK_SLOTS);
-  readonly visibleAtMs = new Float64Array(CHUNK_SLOTS);
-  readonly location = new Float64Array(CHUNK_SLOTS);
-  readonly byteLength = new Uint32Array(CHUNK_SLOTS);
-  readonly gen = new Uint32Array(CHUNK_SLOTS);
-  readonly heapStamp = new Uint32Array(CHUNK_SLOTS);
-  readonly retries = new Uint16Array(CHUNK_SLOTS);
-  readonly where = new Uint8Array(CHUNK_SLOTS);
-  readonly flags = new Uint8Array(CHUNK_SLOTS);
-}
-
-export class SendOrder implements MessageColumns {
+export class SendOrder implements MessageOrder {
   private chunks: Chunk[] = [];
+  /** A chunk dropped behind the head, kept for the next one the tail needs. */
+  private spare: Chunk | null = null;
   /** Chunk number of chunks[0]. */
   private chunkBase = 0;
   /** First slot that may be live. */
@@ -62,7 +47,10 @@ export class SendOrder implements MessageColumns {
   private epochNow = 0;
   /** Largest retention start in the in-order retention index (appends keep it sorted). */
   private expiryTailMs = -Infinity;
-  private readonly extras = new Map<number, MessageExtra>();
+  /** Primary-local fields of the messages that have any, by id (entry 0 unused). */
+  private extras: MessageExtra[] = [newExtraRecord()];
+  /** Ids of free entries of `extras`. */
+  private freeExtras: number[] = [];
   /** Retention starts that differ from the message's visibility time. */
   private readonly retentionStarts = new Map<number, number>();
   /** Stamps of messages indexed in the expiry heap (validate its entries). */
@@ -91,7 +79,10 @@ export class SendOrder implements MessageColumns {
     assert(last < seq, 'send order: seq not increasing');
     const slot = this.tail++;
     const index = slot & CHUNK_MASK;
-    if (index === 0) this.chunks.push(new Chunk());
+    if (index === 0) {
+      this.chunks.push(this.spare ?? new Chunk());
+      this.spare = null;
+    }
     const chunk = this.chunk(slot);
     chunk.seq[index] = seq;
     chunk.createdAtMs[index] = createdAtMs;
@@ -100,17 +91,28 @@ export class SendOrder implements MessageColumns {
     chunk.byteLength[index] = byteLength;
     chunk.gen[index] = 0;
     chunk.heapStamp[index] = 0;
+    chunk.extra[index] = 0;
     chunk.retries[index] = 0;
     chunk.where[index] = Where.Fresh;
     chunk.flags[index] = 0;
     this.live++;
-    return new Message(this, seq, slot, this.epochNow);
+    return new Message(this, seq, chunk, index, this.epochNow);
   }
 
   /** The live (not removed) message with `seq`, or undefined. O(log n). */
   find(seq: number): Message | undefined {
     const slot = this.liveSlot(seq);
-    return slot < 0 ? undefined : new Message(this, seq, slot, this.epochNow);
+    return slot < 0 ? undefined : this.handleAt(slot);
+  }
+
+  /** The primary-local fields of the live message `seq` if it rests in `where` (no handle made). */
+  extraIn(seq: number, where: Where): MessageExtra | undefined {
+    const slot = this.liveSlot(seq);
+    if (slot < 0) return undefined;
+    const chunk = this.chunk(slot);
+    const index = slot & CHUNK_MASK;
+    if (chunk.where[index] !== where || chunk.extra[index] === 0) return undefined;
+    return this.extras[chunk.extra[index]!];
   }
 
   /** Whether the live message `seq` rests in `where` with heap stamp `stamp` (no handle made). */
@@ -127,23 +129,28 @@ export class SendOrder implements MessageColumns {
     let slot = this.cursor;
     while (slot < this.tail && this.whereAt(slot) !== Where.Fresh) slot++;
     this.cursor = slot;
-    return slot < this.tail ? new Message(this, this.seqAt(slot), slot, this.epochNow) : undefined;
+    return slot < this.tail ? this.handleAt(slot) : undefined;
   }
 
-  /** Records that message `seq` left the order (its `where` is already Removed). */
-  noteRemoved(seq: number): void {
+  /** Records that `message` left the order (its `where` is already Removed). */
+  noteRemoved(message: Message): void {
     this.live--;
     assert(this.live >= 0, 'send order: live count negative');
-    this.extras.delete(seq);
-    this.retentionStarts.delete(seq);
-    this.expiryStamps.delete(seq);
+    const chunk = message.held();
+    const index = message.index;
+    const flags = chunk.flags[index]!;
+    const extraId = chunk.extra[index]!;
+    if (extraId !== 0) {
+      this.freeExtras.push(extraId);
+      chunk.extra[index] = 0;
+    }
+    if (flags & FLAG_OWN_RETENTION) this.retentionStarts.delete(message.seq);
+    if (flags & FLAG_EXPIRY_STAMP) this.expiryStamps.delete(message.seq);
+    chunk.flags[index] = 0;
     while (this.head < this.tail && this.whereAt(this.head) === Where.Removed) this.head++;
     if (this.cursor < this.head) this.cursor = this.head;
     if (this.expiryCursor < this.head) this.expiryCursor = this.head;
-    while (this.chunkBase < this.head >>> CHUNK_SHIFT) {
-      this.chunks.shift();
-      this.chunkBase++;
-    }
+    if (this.chunkBase < this.head >>> CHUNK_SHIFT) this.dropHeadChunks();
     if (this.tail - this.head - this.live > this.live + TOMBSTONES_SLACK) this.compact();
   }
 
@@ -162,16 +169,15 @@ export class SendOrder implements MessageColumns {
    * each after every message indexed before (an append, or a rebuild's sweep).
    */
   indexExpiry(message: Message, retentionStartMs: number, inOrder: boolean): number {
-    const slot = this.slotOf(message);
-    assert(slot >= 0, 'indexing a removed message');
-    const chunk = this.chunk(slot);
-    const index = slot & CHUNK_MASK;
+    const chunk = message.held();
+    const index = message.index;
+    const flags = chunk.flags[index]!;
     if (inOrder && retentionStartMs >= this.expiryTailMs) {
-      chunk.flags[index] |= FLAG_EXPIRY_IN_ORDER;
+      chunk.flags[index] = flags | FLAG_EXPIRY_IN_ORDER;
       this.expiryTailMs = retentionStartMs;
       return 0;
     }
-    chunk.flags[index] &= ~FLAG_EXPIRY_IN_ORDER;
+    chunk.flags[index] = (flags & ~FLAG_EXPIRY_IN_ORDER) | FLAG_EXPIRY_STAMP;
     const stamp = (this.expiryStamps.get(message.seq) ?? 0) + 1;
     this.expiryStamps.set(message.seq, stamp);
     return stamp;
@@ -194,22 +200,23 @@ export class SendOrder implements MessageColumns {
       slot++;
     }
     this.expiryCursor = slot;
-    return slot < this.tail ? new Message(this, this.seqAt(slot), slot, this.epochNow) : undefined;
+    return slot < this.tail ? this.handleAt(slot) : undefined;
   }
 
   /** Takes the expiry head out of the index (collected; `indexExpiry` puts it back). */
   takeExpiryHead(message: Message): void {
-    const slot = this.slotOf(message);
-    assert(slot === this.expiryCursor, 'taking a message that is not the expiry head');
-    this.chunk(slot).flags[slot & CHUNK_MASK] &= ~FLAG_EXPIRY_IN_ORDER;
+    const slot = this.expiryCursor;
+    assert(slot < this.tail && this.seqAt(slot) === message.seq, 'not the expiry head');
+    message.flags &= ~FLAG_EXPIRY_IN_ORDER;
     this.expiryCursor++;
   }
 
   /** Forgets every expiry heap stamp and the in-order index (before re-indexing every message). */
   clearExpiryIndex(): void {
     this.expiryStamps.clear();
+    const cleared = ~(FLAG_EXPIRY_IN_ORDER | FLAG_EXPIRY_STAMP);
     for (let slot = this.head; slot < this.tail; slot++) {
-      this.chunk(slot).flags[slot & CHUNK_MASK] &= ~FLAG_EXPIRY_IN_ORDER;
+      this.chunk(slot).flags[slot & CHUNK_MASK] &= cleared;
     }
     this.expiryCursor = this.head;
     this.expiryTailMs = -Infinity;
@@ -226,7 +233,7 @@ export class SendOrder implements MessageColumns {
     for (; slot < this.tail; slot++) {
       if (this.whereAt(slot) === Where.Removed) continue;
       const epoch = this.epochNow;
-      if (!visit(new Message(this, this.seqAt(slot), slot, epoch))) return slot - start + 1;
+      if (!visit(this.handleAt(slot))) return slot - start + 1;
       assert(this.epochNow === epoch, 'send order: renumbered during a scan');
     }
     return slot - start;
@@ -263,125 +270,73 @@ export class SendOrder implements MessageColumns {
     this.expiryCursor = 0;
     this.live = 0;
     this.epochNow++;
+    this.spare = null;
     this.expiryTailMs = -Infinity;
-    this.extras.clear();
+    this.extras = [newExtraRecord()];
+    this.freeExtras = [];
     this.retentionStarts.clear();
     this.expiryStamps.clear();
   }
 
-  // ---- MessageColumns: what handles read and write --------------------------------------------
+  // ---- MessageOrder: what handles need --------------------------------------------------------
 
-  slotOf(handle: Message): number {
-    if (handle.epoch !== this.epochNow || handle.slotAt < this.chunkBase << CHUNK_SHIFT) {
-      handle.slotAt = this.slotOfSeq(handle.seq);
-      handle.epoch = this.epochNow;
-    }
-    return handle.slotAt;
+  relocate(handle: Message): void {
+    const slot = this.slotOfSeq(handle.seq);
+    handle.chunk = slot < 0 ? GONE : this.chunk(slot);
+    handle.index = slot < 0 ? 0 : slot & CHUNK_MASK;
+    handle.epoch = this.epochNow;
   }
 
-  createdAtMs(slot: number): number {
-    return slot < 0 ? 0 : this.chunk(slot).createdAtMs[slot & CHUNK_MASK]!;
+  ownRetentionStartMs(seq: number): number {
+    const atMs = this.retentionStarts.get(seq);
+    assert(atMs !== undefined, 'send order: retention start missing');
+    return atMs;
   }
 
-  byteLength(slot: number): number {
-    return slot < 0 ? 0 : this.chunk(slot).byteLength[slot & CHUNK_MASK]!;
-  }
-
-  location(slot: number): number {
-    return slot < 0 ? PAYLOAD_MISSING : this.chunk(slot).location[slot & CHUNK_MASK]!;
-  }
-
-  setLocation(slot: number, location: number): void {
-    if (slot < 0 && location === PAYLOAD_MISSING) return;
-    this.chunk(this.held(slot)).location[slot & CHUNK_MASK] = location;
-  }
-
-  retries(slot: number): number {
-    return slot < 0 ? 0 : this.chunk(slot).retries[slot & CHUNK_MASK]!;
-  }
-
-  setRetries(slot: number, retries: number): void {
-    assert(retries >= 0 && retries <= RETRIES_MAX, 'retries out of range');
-    this.chunk(this.held(slot)).retries[slot & CHUNK_MASK] = retries;
-  }
-
-  gen(slot: number): number {
-    return slot < 0 ? -1 : this.chunk(slot).gen[slot & CHUNK_MASK]!;
-  }
-
-  setGen(slot: number, gen: number): void {
-    assert(gen >= 0 && gen <= 0xffffffff, 'message generation out of range');
-    this.chunk(this.held(slot)).gen[slot & CHUNK_MASK] = gen;
-  }
-
-  visibleAtMs(slot: number): number {
-    return slot < 0 ? 0 : this.chunk(slot).visibleAtMs[slot & CHUNK_MASK]!;
-  }
-
-  /** Sets the visibility time, keeping the retention start (which defaults to it). */
-  setVisibleAtMs(slot: number, seq: number, atMs: number): void {
-    const retention = this.retentionStartMs(this.held(slot), seq);
-    this.chunk(slot).visibleAtMs[slot & CHUNK_MASK] = atMs;
-    this.setRetentionStartMs(slot, seq, retention);
-  }
-
-  retentionStartMs(slot: number, seq: number): number {
-    const own = this.retentionStarts.get(seq);
-    return own !== undefined ? own : this.visibleAtMs(slot);
-  }
-
-  setRetentionStartMs(slot: number, seq: number, atMs: number): void {
-    if (atMs === this.visibleAtMs(this.held(slot))) this.retentionStarts.delete(seq);
+  setOwnRetentionStartMs(seq: number, atMs: number | null): void {
+    if (atMs === null) this.retentionStarts.delete(seq);
     else this.retentionStarts.set(seq, atMs);
   }
 
-  where(slot: number): Where {
-    return slot < 0 ? Where.Removed : (this.chunk(slot).where[slot & CHUNK_MASK]! as Where);
+  extraAt(id: number): MessageExtra {
+    return this.extras[id]!;
   }
 
-  setWhere(slot: number, where: Where): void {
-    if (slot < 0 && where === Where.Removed) return;
-    this.chunk(this.held(slot)).where[slot & CHUNK_MASK] = where;
-  }
-
-  heapStamp(slot: number): number {
-    return slot < 0 ? 0 : this.chunk(slot).heapStamp[slot & CHUNK_MASK]!;
-  }
-
-  setHeapStamp(slot: number, stamp: number): void {
-    this.chunk(this.held(slot)).heapStamp[slot & CHUNK_MASK] = stamp;
-  }
-
-  extraOf(seq: number): MessageExtra | undefined {
-    return this.extras.get(seq);
-  }
-
-  extraFor(slot: number, seq: number): MessageExtra {
-    this.held(slot);
-    let extra = this.extras.get(seq);
-    if (extra === undefined) {
-      extra = {
-        deliveries: 0,
-        leaseExpiresAtMs: Infinity,
-        timedOutDelivery: 0,
-        settling: false,
-        expiryDeferred: false,
-      };
-      this.extras.set(seq, extra);
-    }
-    return extra;
+  newExtra(): number {
+    const id = this.freeExtras.pop();
+    if (id === undefined) return this.extras.push(newExtraRecord()) - 1;
+    const extra = this.extras[id]!;
+    extra.deliveries = 0;
+    extra.leaseExpiresAtMs = Infinity;
+    extra.timedOutDelivery = 0;
+    extra.settling = false;
+    extra.expiryDeferred = false;
+    return id;
   }
 
   /** Messages holding primary-local fields (leased or delivered before; for accounting). */
   get extraCount(): number {
-    return this.extras.size;
+    return this.extras.length - 1 - this.freeExtras.length;
   }
 
   // ---- Slots ---------------------------------------------------------------------------------
 
-  private held(slot: number): number {
-    assert(slot >= 0, 'changing a removed message');
-    return slot;
+  private handleAt(slot: number): Message {
+    const chunk = this.chunk(slot);
+    const index = slot & CHUNK_MASK;
+    return new Message(this, chunk.seq[index]!, chunk, index, this.epochNow);
+  }
+
+  /**
+   * Drops the chunks wholly behind the head. The last one becomes the spare, so handles that
+   * still point into it must find their message again (gone): the epoch moves.
+   */
+  private dropHeadChunks(): void {
+    while (this.chunkBase < this.head >>> CHUNK_SHIFT) {
+      this.spare = this.chunks.shift()!;
+      this.chunkBase++;
+    }
+    this.epochNow++;
   }
 
   private chunk(slot: number): Chunk {
@@ -398,6 +353,8 @@ export class SendOrder implements MessageColumns {
 
   /** The slot holding `seq` (removed or not), or -1. */
   private slotOfSeq(seq: number): number {
+    // A consumer that keeps up settles the oldest messages: try the head first.
+    if (this.head < this.tail && this.seqAt(this.head) === seq) return this.head;
     const slot = this.lowerBound(seq);
     return slot < this.tail && this.seqAt(slot) === seq ? slot : -1;
   }
@@ -443,6 +400,7 @@ export class SendOrder implements MessageColumns {
       to.byteLength[j] = from.byteLength[i]!;
       to.gen[j] = from.gen[i]!;
       to.heapStamp[j] = from.heapStamp[i]!;
+      to.extra[j] = from.extra[i]!;
       to.retries[j] = from.retries[i]!;
       to.where[j] = from.where[i]!;
       to.flags[j] = from.flags[i]!;
@@ -450,6 +408,7 @@ export class SendOrder implements MessageColumns {
     }
     assert(kept === this.live, 'send order: live count mismatch after compaction');
     this.chunks = chunks;
+    this.spare = null;
     this.chunkBase = 0;
     this.head = 0;
     this.tail = kept;
@@ -457,4 +416,14 @@ export class SendOrder implements MessageColumns {
     this.expiryCursor = expiryCursor < 0 ? kept : expiryCursor;
     this.epochNow++;
   }
+}
+
+function newExtraRecord(): MessageExtra {
+  return {
+    deliveries: 0,
+    leaseExpiresAtMs: Infinity,
+    timedOutDelivery: 0,
+    settling: false,
+    expiryDeferred: false,
+  };
 }

@@ -196,8 +196,9 @@ function appendMessage(
   const seq = state.nextSeq++;
   const location = state.payloads.append(seq, payload);
   const visibleAtMs = nowMs + delayMs;
-  const message = queue.order.append(seq, nowMs, location, payload.byteLength, visibleAtMs);
-  storeMessage(state, queue, message);
+  const byteLength = payload.byteLength;
+  const message = queue.order.append(seq, nowMs, location, byteLength, visibleAtMs);
+  storeMessage(state, queue, message, byteLength, nowMs, visibleAtMs);
   queue.counters.added++;
   state.counters.added++;
   if (dedupKey !== null) {

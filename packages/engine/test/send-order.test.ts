@@ -9,7 +9,7 @@ function append(order: SendOrder, seq: number): Message {
 
 function remove(order: SendOrder, m: Message): void {
   m.where = Where.Removed;
-  order.noteRemoved(m.seq);
+  order.noteRemoved(m);
 }
 
 function seqOf(m: Message | undefined): number | undefined {
