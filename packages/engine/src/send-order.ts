@@ -314,6 +314,14 @@ export class SendOrder implements MessageOrder {
     return id;
   }
 
+  /**
+   * Entries of the side maps (lease fields, own retention starts, expiry stamps): the only
+   * per-message storage besides the columns, for the messages that need it.
+   */
+  get sideEntries(): number {
+    return this.extraCount + this.retentionStarts.size + this.expiryStamps.size;
+  }
+
   /** Messages holding primary-local fields (leased or delivered before; for accounting). */
   get extraCount(): number {
     return this.extras.length - 1 - this.freeExtras.length;

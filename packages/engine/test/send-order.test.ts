@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Message, Where } from '../src/message.js';
+import { PAYLOAD_MISSING } from '../src/payload-store.js';
 import { SendOrder } from '../src/send-order.js';
 
 function append(order: SendOrder, seq: number): Message {
@@ -101,7 +102,10 @@ describe('SendOrder', () => {
 
   it('shifts its head after many removals at the front (FIFO use)', () => {
     const order = new SendOrder();
-    for (let seq = 1; seq <= 10_000; seq++) {
+    const first = append(order, 1);
+    first.where = Where.Leased;
+    remove(order, first);
+    for (let seq = 2; seq <= 10_000; seq++) {
       const m = append(order, seq);
       m.where = Where.Leased;
       if (order.firstFresh() !== undefined) throw new Error('a leased message read as fresh');
@@ -109,6 +113,10 @@ describe('SendOrder', () => {
     }
     expect(order.liveCount).toBe(0);
     expect(order.liveMessages()).toEqual([]);
+    // A handle kept past its message's removal and its chunk's drop reads it as removed.
+    expect(first.where).toBe(Where.Removed);
+    expect(first.location).toBe(PAYLOAD_MISSING);
+    expect(() => (first.gen = 1)).toThrow(/removed message/);
     const m = append(order, 10_001);
     expect(seqOf(order.firstFresh())).toBe(m.seq);
     expect(m.location).toBe(10_001);
