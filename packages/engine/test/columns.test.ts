@@ -54,7 +54,9 @@ describe('message columns', () => {
     const gc = runInNewContext('gc') as () => void;
     const plan = resolvePlan({ messagesPerSpoolMax: 1_000_000 });
     const engine = SpoolEngine.over(NO_PAYLOADS, plan);
-    engine.apply({ type: 'createQueue', name: 'q', settings: resolveSettings({}, plan) }, T0);
+    const settings = resolveSettings({}, plan);
+    if (!('leaseTimeoutSeconds' in settings)) throw settings;
+    engine.apply({ type: 'createQueue', name: 'q', settings }, T0);
     const queueGen = engine.queue('q')!.gen;
     const payload = new Uint8Array(128);
     const count = 200_000;
