@@ -78,30 +78,37 @@ export function rebuildQueue(state: SpoolState, queue: Queue, nowMs: number): vo
   state.noteDeadline(-Infinity);
 }
 
-/** Places one message afresh in a rebuild (see rebuildQueue). */
+/** Places one message afresh in a rebuild (see rebuildQueue); columns read directly. */
 function rebuildMessage(queue: Queue, message: Message, nowMs: number): void {
-  message.settling = false;
-  message.expiryDeferred = false;
-  message.leaseExpiresAtMs = Infinity;
-  const heapStamp = (message.heapStamp + 1) >>> 0;
-  message.heapStamp = heapStamp;
-  if (message.where === Where.Failed) {
+  const chunk = message.held();
+  const index = message.index;
+  const extra = message.extra();
+  if (extra !== undefined) {
+    extra.settling = false;
+    extra.expiryDeferred = false;
+    extra.leaseExpiresAtMs = Infinity;
+  }
+  const heapStamp = (chunk.heapStamp[index]! + 1) >>> 0;
+  chunk.heapStamp[index] = heapStamp;
+  const missing = chunk.location[index] === PAYLOAD_MISSING;
+  const visibleAtMs = chunk.visibleAtMs[index]!;
+  if (chunk.where[index] === Where.Failed) {
     // Without its payload here it counts as unavailable and stays out of the failure head.
-    if (message.location === PAYLOAD_MISSING) {
+    if (missing) {
       queue.unavailable++;
     } else {
       queue.failed++;
       queue.failedHeap.push(message.seq, message.seq, heapStamp);
     }
-  } else if (message.visibleAtMs > nowMs) {
-    message.where = Where.Delayed;
+  } else if (visibleAtMs > nowMs) {
+    chunk.where[index] = Where.Delayed;
     queue.delayed++;
-    queue.delayedHeap.push(message.visibleAtMs, message.seq, heapStamp);
-  } else if (message.location === PAYLOAD_MISSING) {
-    message.where = Where.Unavailable;
+    queue.delayedHeap.push(visibleAtMs, message.seq, heapStamp);
+  } else if (missing) {
+    chunk.where[index] = Where.Unavailable;
     queue.unavailable++;
   } else {
-    message.where = Where.Fresh;
+    chunk.where[index] = Where.Fresh;
     queue.visible++;
   }
 }

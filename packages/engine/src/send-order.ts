@@ -35,6 +35,8 @@ export class SendOrder implements MessageOrder {
   private chunkBase = 0;
   /** First slot that may be live. */
   private head = 0;
+  /** The slot of the last lookup by seq (a hint for lookups in send order). */
+  private lastFound = -1;
   /** Next slot to append to. */
   private tail = 0;
   /** Slot at or before the first Fresh message; never below head. */
@@ -361,10 +363,42 @@ export class SendOrder implements MessageOrder {
 
   /** The slot holding `seq` (removed or not), or -1. */
   private slotOfSeq(seq: number): number {
-    // A consumer that keeps up settles the oldest messages: try the head first.
+    // A consumer that keeps up settles the oldest messages, and a snapshot reads in send order:
+    // try the head and the slot after the last one found before searching.
     if (this.head < this.tail && this.seqAt(this.head) === seq) return this.head;
+    const next = this.lastFound + 1;
+    if (next > this.head && next < this.tail && this.seqAt(next) === seq) {
+      this.lastFound = next;
+      return next;
+    }
     const slot = this.lowerBound(seq);
-    return slot < this.tail && this.seqAt(slot) === seq ? slot : -1;
+    if (slot < this.tail && this.seqAt(slot) === seq) {
+      this.lastFound = slot;
+      return slot;
+    }
+    return -1;
+  }
+
+  /**
+   * Copies the fields of the live message `seq` into `out` (no handle made; for the snapshot
+   * writer, which reads every message in send order). False when there is none.
+   */
+  readRecord(seq: number, out: MessageRecord): boolean {
+    const slot = this.liveSlot(seq);
+    if (slot < 0) return false;
+    const chunk = this.chunk(slot);
+    const index = slot & CHUNK_MASK;
+    out.seq = seq;
+    out.createdAtMs = chunk.createdAtMs[index]!;
+    out.byteLength = chunk.byteLength[index]!;
+    out.visibleAtMs = chunk.visibleAtMs[index]!;
+    const own = (chunk.flags[index]! & FLAG_OWN_RETENTION) !== 0;
+    out.retentionStartMs = own ? this.ownRetentionStartMs(seq) : out.visibleAtMs;
+    out.retries = chunk.retries[index]!;
+    out.gen = chunk.gen[index]!;
+    out.where = chunk.where[index]! as Where;
+    out.location = chunk.location[index]!;
+    return true;
   }
 
   /** The slot of the live message `seq`, or -1. */
@@ -434,4 +468,17 @@ function newExtraRecord(): MessageExtra {
     settling: false,
     expiryDeferred: false,
   };
+}
+
+/** A message's fields as a snapshot encodes them (see readRecord). */
+export interface MessageRecord {
+  seq: number;
+  createdAtMs: number;
+  byteLength: number;
+  visibleAtMs: number;
+  retentionStartMs: number;
+  retries: number;
+  gen: number;
+  where: Where;
+  location: number;
 }

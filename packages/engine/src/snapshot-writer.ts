@@ -19,7 +19,7 @@ import { dedupKeyBytes, type DedupEntry } from './dedup-table.js';
 import { type Message, Where } from './message.js';
 import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
-import type { SendOrder } from './send-order.js';
+import type { MessageRecord, SendOrder } from './send-order.js';
 import type { QueueState } from './service.js';
 import type { Settings } from './settings.js';
 import {
@@ -82,6 +82,18 @@ export class SnapshotWriter implements MessageGuard {
   private readonly writer: ByteWriter;
   private readonly queues: CapturedQueue[] = [];
   private readonly queueIndex = new Map<Queue, number>();
+  /** Where a message read from the columns is copied (one record reused: no allocation). */
+  private readonly record: MessageRecord = {
+    seq: 0,
+    createdAtMs: 0,
+    byteLength: 0,
+    visibleAtMs: 0,
+    retentionStartMs: 0,
+    retries: 0,
+    gen: 0,
+    where: Where.Fresh,
+    location: PAYLOAD_MISSING,
+  };
   /** Messages changed or removed since the start, as they were then, by seq. */
   private readonly preserved = new Map<number, ReplicatedFields>();
   /** Messages from this seq on were sent after the start: not in the snapshot. */
@@ -220,10 +232,14 @@ export class SnapshotWriter implements MessageGuard {
   private writeMessage(order: SendOrder, seq: number): number {
     const writer = this.writer;
     const kept = this.preserved.get(seq);
-    if (kept !== undefined) this.preserved.delete(seq);
-    const live = kept === undefined ? order.find(seq) : undefined;
-    assert(kept !== undefined || live !== undefined, 'snapshot: a message vanished unreported');
-    const fields: ReplicatedFields = kept ?? live!;
+    let fields: ReplicatedFields = this.record;
+    if (kept !== undefined) {
+      this.preserved.delete(seq);
+      fields = kept;
+    } else {
+      const live = order.readRecord(seq, this.record);
+      assert(live, 'snapshot: a message vanished unreported');
+    }
     writer.f64(fields.seq);
     writer.f64(fields.createdAtMs);
     writer.f64(fields.visibleAtMs);

@@ -137,9 +137,10 @@ function readMessage(
   }
   if (location < 0 && location !== PAYLOAD_MISSING) throw new CodecError('bad payload location');
   const message = queue.order.append(seq, createdAtMs, location, byteLength, visibleAtMs);
-  message.retentionStartMs = retentionStartMs;
-  message.retries = retries;
-  message.gen = gen;
-  message.where = flags & FLAG_FAILED ? Where.Failed : Where.Fresh;
+  if (retentionStartMs !== visibleAtMs) message.retentionStartMs = retentionStartMs;
+  const chunk = message.held();
+  chunk.retries[message.index] = retries;
+  chunk.gen[message.index] = gen;
+  if (flags & FLAG_FAILED) chunk.where[message.index] = Where.Failed;
   return message;
 }
