@@ -365,7 +365,10 @@ export class SendOrder implements MessageOrder {
   private slotOfSeq(seq: number): number {
     // A consumer that keeps up settles the oldest messages, and a snapshot reads in send order:
     // try the head and the slot after the last one found before searching.
-    if (this.head < this.tail && this.seqAt(this.head) === seq) return this.head;
+    if (this.head >= this.tail) return -1;
+    const first = this.seqAt(this.head);
+    if (seq <= first) return seq === first ? this.head : -1;
+    if (seq > this.seqAt(this.tail - 1)) return -1;
     const next = this.lastFound + 1;
     if (next > this.head && next < this.tail && this.seqAt(next) === seq) {
       this.lastFound = next;
