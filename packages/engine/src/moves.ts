@@ -4,7 +4,7 @@
 // stamp so older entries fail validation, and heaps are compacted once stale entries dominate.
 
 import { assert } from './assert.js';
-import { type Message, Where } from './message.js';
+import { type Message, type MessageExtra, Where } from './message.js';
 import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
 import type { SpoolState } from './spool-state.js';
@@ -238,9 +238,12 @@ export function placeLeased(
   leave(queue, message);
   enter(queue, message, Where.Leased);
   nextStamp(message);
-  message.lease().deliveries++;
+  const extra = message.lease();
+  extra.deliveries++;
   const timeoutSeconds = queue.settings.leaseTimeoutSeconds;
-  if (timeoutSeconds > 0) setLeaseDeadline(state, queue, message, nowMs + timeoutSeconds * 1000);
+  if (timeoutSeconds > 0) {
+    leaseUntil(state, queue, message.seq, extra, nowMs + timeoutSeconds * 1000);
+  }
 }
 
 /**
@@ -252,12 +255,21 @@ export function setLeaseDeadline(
   message: Message,
   deadlineMs: number,
 ): void {
-  const extra = message.lease();
+  leaseUntil(state, queue, message.seq, message.lease(), deadlineMs);
+}
+
+function leaseUntil(
+  state: SpoolState,
+  queue: Queue,
+  seq: number,
+  extra: MessageExtra,
+  deadlineMs: number,
+): void {
   extra.leaseExpiresAtMs = deadlineMs;
-  queue.leases.push(deadlineMs, message.seq, extra.deliveries);
+  queue.leases.push(deadlineMs, seq, extra.deliveries);
   state.noteDeadline(deadlineMs);
   if (queue.leases.size > 2 * queue.pending + HEAP_SLACK) {
-    queue.leases.retain((key, seq, stamp) => isLiveLeaseEntry(queue, key, seq, stamp));
+    queue.leases.retain((key, entrySeq, stamp) => isLiveLeaseEntry(queue, key, entrySeq, stamp));
   }
 }
 

@@ -7,8 +7,8 @@
 // with their settings (replaced, never changed in place) and dedup entries (immutable records),
 // and the seqs of each queue's live messages in send order (8 bytes a message: messages are
 // columns, not objects, see send-order.ts). Messages are encoded later, in that order, read from
-// the columns by seq. A command that is about to change or remove a message the writer has not reached
-// calls `beforeChange` first (through SpoolState.snapshotGuard), and the writer keeps the
+// the columns by seq. A command that is about to change or remove a message the writer has not
+// reached calls `beforeChange` first (through SpoolState.snapshotGuard), and the writer keeps the
 // message's replicated fields and payload location as they were. The bytes therefore equal
 // those of an encode of the state at the start, which a property test checks.
 
