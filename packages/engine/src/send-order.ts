@@ -57,6 +57,7 @@ export class SendOrder implements MessageOrder {
   private readonly retentionStarts = new Map<number, number>();
   /** Stamps of messages indexed in the expiry heap (validate its entries). */
   private readonly expiryStamps = new Map<number, number>();
+  private readonly scratch = new Message(this, 0, GONE, 0, -1);
 
   get liveCount(): number {
     return this.live;
@@ -115,6 +116,22 @@ export class SendOrder implements MessageOrder {
     const index = slot & CHUNK_MASK;
     if (chunk.where[index] !== where || chunk.extra[index] === 0) return undefined;
     return this.extras[chunk.extra[index]!];
+  }
+
+  /**
+   * Like `find`, but the handle is this order's one scratch handle, pointed at `seq` anew by
+   * every call: for a replicated transition that is done with the message before it returns
+   * (no allocation). Never for a handle that leaves the engine.
+   */
+  findScratch(seq: number): Message | undefined {
+    const slot = this.liveSlot(seq);
+    if (slot < 0) return undefined;
+    const handle = this.scratch;
+    (handle as { seq: number }).seq = seq;
+    handle.chunk = this.chunk(slot);
+    handle.index = slot & CHUNK_MASK;
+    handle.epoch = this.epochNow;
+    return handle;
   }
 
   /** Whether the live message `seq` rests in `where` with heap stamp `stamp` (no handle made). */

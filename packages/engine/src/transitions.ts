@@ -115,7 +115,8 @@ function closedToAppends(queue: Queue): ApplyResult | null {
 function findRef(state: SpoolState, ref: MessageRef): { queue: Queue; message: Message } | null {
   const queue = state.queuesByGen.get(ref.queueGen);
   if (queue === undefined) return null;
-  const message = queue.order.find(ref.seq);
+  // Done with the message before the command's apply returns: no handle is allocated.
+  const message = queue.order.findScratch(ref.seq);
   if (message === undefined || message.gen !== ref.gen) return null;
   state.snapshotGuard?.beforeChange(queue, message);
   return { queue, message };
