@@ -78,6 +78,32 @@ export class SendOrder implements MessageOrder {
     byteLength: number,
     visibleAtMs: number,
   ): Message {
+    const slot = this.appendSlot(seq, createdAtMs, location, byteLength, visibleAtMs);
+    return new Message(this, seq, this.chunk(slot), slot & CHUNK_MASK, this.epochNow);
+  }
+
+  /**
+   * `append` answering with the scratch handle (see findScratch): for an apply that is done
+   * with the new message before it returns.
+   */
+  appendScratch(
+    seq: number,
+    createdAtMs: number,
+    location: number,
+    byteLength: number,
+    visibleAtMs: number,
+  ): Message {
+    const slot = this.appendSlot(seq, createdAtMs, location, byteLength, visibleAtMs);
+    return this.pointScratch(seq, slot);
+  }
+
+  private appendSlot(
+    seq: number,
+    createdAtMs: number,
+    location: number,
+    byteLength: number,
+    visibleAtMs: number,
+  ): number {
     const last = this.tail > this.head ? this.seqAt(this.tail - 1) : -Infinity;
     assert(last < seq, 'send order: seq not increasing');
     const slot = this.tail++;
@@ -99,7 +125,7 @@ export class SendOrder implements MessageOrder {
     chunk.where[index] = Where.Fresh;
     chunk.flags[index] = 0;
     this.live++;
-    return new Message(this, seq, chunk, index, this.epochNow);
+    return slot;
   }
 
   /** The live (not removed) message with `seq`, or undefined. O(log n). */
@@ -125,7 +151,10 @@ export class SendOrder implements MessageOrder {
    */
   findScratch(seq: number): Message | undefined {
     const slot = this.liveSlot(seq);
-    if (slot < 0) return undefined;
+    return slot < 0 ? undefined : this.pointScratch(seq, slot);
+  }
+
+  private pointScratch(seq: number, slot: number): Message {
     const handle = this.scratch;
     (handle as { seq: number }).seq = seq;
     handle.chunk = this.chunk(slot);

@@ -136,7 +136,7 @@ function readMessage(
     location = state.payloads.append(seq, payload);
   }
   if (location < 0 && location !== PAYLOAD_MISSING) throw new CodecError('bad payload location');
-  const message = queue.order.append(seq, createdAtMs, location, byteLength, visibleAtMs);
+  const message = queue.order.appendScratch(seq, createdAtMs, location, byteLength, visibleAtMs);
   if (retentionStartMs !== visibleAtMs) message.retentionStartMs = retentionStartMs;
   const chunk = message.held();
   chunk.retries[message.index] = retries;

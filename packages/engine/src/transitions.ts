@@ -198,7 +198,7 @@ function appendMessage(
   const location = state.payloads.append(seq, payload);
   const visibleAtMs = nowMs + delayMs;
   const byteLength = payload.byteLength;
-  const message = queue.order.append(seq, nowMs, location, byteLength, visibleAtMs);
+  const message = queue.order.appendScratch(seq, nowMs, location, byteLength, visibleAtMs);
   storeMessage(state, queue, message, byteLength, nowMs, visibleAtMs);
   queue.counters.added++;
   state.counters.added++;
