@@ -16,6 +16,14 @@ export const FLAG_EXPIRY_STAMP = 8;
 /** Bytes of column storage per slot. */
 export const SLOT_BYTES = 8 * 4 + 4 * 4 + 2 + 1 + 1;
 
+/**
+ * `value` (an integer read from a Float64Array) as a small integer when it is one: V8 then keeps
+ * it unboxed in objects and map keys instead of allocating a heap number for it.
+ */
+export function small(value: number): number {
+  return value >= 0 && value <= 0x3fffffff ? value | 0 : value;
+}
+
 /** The columns of CHUNK_SLOTS consecutive slots. */
 export class Chunk {
   readonly seq: Float64Array;

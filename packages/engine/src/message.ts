@@ -6,7 +6,7 @@
 // The payload is not here: the spool's PayloadStore holds it, the columns hold where.
 
 import { assert } from './assert.js';
-import { Chunk, FLAG_OWN_RETENTION } from './columns.js';
+import { Chunk, FLAG_OWN_RETENTION, small } from './columns.js';
 import { PAYLOAD_MISSING } from './payload-store.js';
 
 /**
@@ -99,7 +99,7 @@ export class Message {
    * replica has not fetched it, and once the message is removed). Never replicated.
    */
   get location(): number {
-    return this.columns().location[this.index]!;
+    return small(this.columns().location[this.index]!);
   }
 
   set location(location: number) {

@@ -4,6 +4,7 @@
 // stamp so older entries fail validation, and heaps are compacted once stale entries dominate.
 
 import { assert } from './assert.js';
+import { small } from './columns.js';
 import { type Message, type MessageExtra, Where } from './message.js';
 import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
@@ -338,7 +339,7 @@ export function removeMessage(state: SpoolState, queue: Queue, message: Message)
   const index = message.index;
   chunk.where[index] = Where.Removed;
   const byteLength = chunk.byteLength[index]!;
-  const location = chunk.location[index]!;
+  const location = small(chunk.location[index]!);
   chunk.location[index] = PAYLOAD_MISSING;
   queue.total--;
   queue.dataBytes -= byteLength;

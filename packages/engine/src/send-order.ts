@@ -21,6 +21,7 @@ import {
   FLAG_EXPIRY_IN_ORDER,
   FLAG_EXPIRY_STAMP,
   FLAG_OWN_RETENTION,
+  small,
 } from './columns.js';
 import { GONE, Message, type MessageExtra, type MessageOrder, Where } from './message.js';
 
@@ -380,7 +381,7 @@ export class SendOrder implements MessageOrder {
   private handleAt(slot: number): Message {
     const chunk = this.chunk(slot);
     const index = slot & CHUNK_MASK;
-    return new Message(this, chunk.seq[index]!, chunk, index, this.epochNow);
+    return new Message(this, small(chunk.seq[index]!), chunk, index, this.epochNow);
   }
 
   /**
