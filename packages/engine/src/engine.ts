@@ -80,6 +80,45 @@ export class SpoolEngine {
     return this.state.queuesByGen.get(gen);
   }
 
+  /** The queues of the spool now (a copy: the caller may create or delete queues meanwhile). */
+  queues(): Queue[] {
+    return [...this.state.queues.values()];
+  }
+
+  /** How many queues the spool holds. */
+  get queueCount(): number {
+    return this.state.queues.size;
+  }
+
+  /** The metadata version of the spool's plan (0: the initial plan). */
+  get planVersion(): number {
+    return this.state.planVersion;
+  }
+
+  /** The latest apply time (ms): apply times never go below it. */
+  get lastAppliedAtMs(): number {
+    return this.state.lastAppliedAtMs;
+  }
+
+  /** The live message `seq` of `queue` (a handle), or undefined. O(log n). */
+  message(queue: Queue, seq: number): Message | undefined {
+    return queue.order.find(seq);
+  }
+
+  /**
+   * Calls `visit` for the live messages of `queue` with seq > `afterSeq` in send order, until it
+   * returns false; `visit` may read and drop payloads but not apply commands. Returns the number
+   * of slots examined (see SendOrder.scanAfter).
+   */
+  scanMessages(queue: Queue, afterSeq: number, visit: (message: Message) => boolean): number {
+    return queue.order.scanAfter(afterSeq, visit);
+  }
+
+  /** Stored messages of the spool whose payload this replica lacks. */
+  get missingPayloadCount(): number {
+    return this.state.missingPayloads;
+  }
+
   // ---- Primary-local -------------------------------------------------------------------------
 
   /** Opens the spool as a new primary at `nowMs` (see primary.openPrimary). */

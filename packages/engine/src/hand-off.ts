@@ -31,8 +31,8 @@ export function outstandingLeases(state: SpoolState): HandedOffLease[] {
   const out: HandedOffLease[] = [];
   for (const queue of state.queues.values()) {
     if (queue.pending === 0) continue;
-    for (const message of queue.order.liveMessages()) {
-      if (message.where !== Where.Leased) continue;
+    queue.order.scanAfter(0, (message) => {
+      if (message.where !== Where.Leased) return true;
       out.push({
         queueGen: queue.gen,
         seq: message.seq,
@@ -40,7 +40,8 @@ export function outstandingLeases(state: SpoolState): HandedOffLease[] {
         delivery: message.deliveries,
         deadlineMs: message.leaseExpiresAtMs,
       });
-    }
+      return true;
+    });
   }
   return out;
 }

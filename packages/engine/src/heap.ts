@@ -1,27 +1,24 @@
-// Binary min-heap of (key, item, stamp) triples in three parallel arrays: no object per entry.
-// Ties on the key are broken by the item's seq, so equal keys pop in send order. Entries are
-// deleted lazily: the owner validates the top with the stamp and pops stale entries, and calls
-// `retain` to compact when stale entries outnumber live ones.
+// Binary min-heap of (key, seq, stamp) triples in three parallel number arrays: no object per
+// entry, and no reference to a message (messages live in their queue's columns, send-order.ts;
+// the owner finds an entry's message by seq). Ties on the key are broken by the seq, so equal
+// keys pop in send order. Entries are deleted lazily: the owner validates the top with the stamp
+// and pops stale entries, and calls `retain` to compact when stale entries outnumber live ones.
 
-export interface Sequenced {
-  readonly seq: number;
-}
-
-export class MinHeap<T extends Sequenced> {
+export class MinHeap {
   private readonly keys: number[] = [];
-  private readonly items: T[] = [];
+  private readonly seqs: number[] = [];
   private readonly stamps: number[] = [];
 
   get size(): number {
-    return this.items.length;
+    return this.seqs.length;
   }
 
   /** Adds an entry. O(log n); O(1) when keys arrive in ascending order. */
-  push(key: number, item: T, stamp: number): void {
+  push(key: number, seq: number, stamp: number): void {
     this.keys.push(key);
-    this.items.push(item);
+    this.seqs.push(seq);
     this.stamps.push(stamp);
-    this.siftUp(this.items.length - 1);
+    this.siftUp(this.seqs.length - 1);
   }
 
   /** Key of the top entry; only valid when size > 0. */
@@ -29,9 +26,9 @@ export class MinHeap<T extends Sequenced> {
     return this.keys[0]!;
   }
 
-  /** Item of the top entry, undefined when empty. */
-  topItem(): T | undefined {
-    return this.items[0];
+  /** Seq of the top entry; only valid when size > 0. */
+  topSeq(): number {
+    return this.seqs[0]!;
   }
 
   topStamp(): number {
@@ -40,32 +37,32 @@ export class MinHeap<T extends Sequenced> {
 
   /** Removes the top entry. No-op when empty. */
   pop(): void {
-    const last = this.items.length - 1;
+    const last = this.seqs.length - 1;
     if (last < 0) return;
     if (last > 0) this.move(last, 0);
     this.keys.pop();
-    this.items.pop();
+    this.seqs.pop();
     this.stamps.pop();
     if (last > 0) this.siftDown(0);
   }
 
   clear(): void {
     this.keys.length = 0;
-    this.items.length = 0;
+    this.seqs.length = 0;
     this.stamps.length = 0;
   }
 
   /** Keeps the entries `keep` accepts and restores the heap order. O(n). */
-  retain(keep: (key: number, item: T, stamp: number) => boolean): void {
+  retain(keep: (key: number, seq: number, stamp: number) => boolean): void {
     let kept = 0;
-    for (let i = 0; i < this.items.length; i++) {
-      if (keep(this.keys[i]!, this.items[i]!, this.stamps[i]!)) {
+    for (let i = 0; i < this.seqs.length; i++) {
+      if (keep(this.keys[i]!, this.seqs[i]!, this.stamps[i]!)) {
         if (kept !== i) this.move(i, kept);
         kept++;
       }
     }
     this.keys.length = kept;
-    this.items.length = kept;
+    this.seqs.length = kept;
     this.stamps.length = kept;
     for (let i = (kept >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
@@ -73,22 +70,22 @@ export class MinHeap<T extends Sequenced> {
   private less(a: number, b: number): boolean {
     const ka = this.keys[a]!;
     const kb = this.keys[b]!;
-    return ka < kb || (ka === kb && this.items[a]!.seq < this.items[b]!.seq);
+    return ka < kb || (ka === kb && this.seqs[a]! < this.seqs[b]!);
   }
 
   private move(from: number, to: number): void {
     this.keys[to] = this.keys[from]!;
-    this.items[to] = this.items[from]!;
+    this.seqs[to] = this.seqs[from]!;
     this.stamps[to] = this.stamps[from]!;
   }
 
   private swap(a: number, b: number): void {
     const key = this.keys[a]!;
-    const item = this.items[a]!;
+    const seq = this.seqs[a]!;
     const stamp = this.stamps[a]!;
     this.move(b, a);
     this.keys[b] = key;
-    this.items[b] = item;
+    this.seqs[b] = seq;
     this.stamps[b] = stamp;
   }
 
@@ -103,7 +100,7 @@ export class MinHeap<T extends Sequenced> {
   }
 
   private siftDown(index: number): void {
-    const n = this.items.length;
+    const n = this.seqs.length;
     let i = index;
     for (;;) {
       const left = 2 * i + 1;

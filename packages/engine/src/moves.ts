@@ -4,7 +4,8 @@
 // stamp so older entries fail validation, and heaps are compacted once stale entries dominate.
 
 import { assert } from './assert.js';
-import { type Message, Where } from './message.js';
+import { small } from './columns.js';
+import { type Message, type MessageExtra, Where } from './message.js';
 import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
 import type { SpoolState } from './spool-state.js';
@@ -13,7 +14,9 @@ import type { SpoolState } from './spool-state.js';
 const HEAP_SLACK = 64;
 
 function leave(queue: Queue, message: Message): void {
-  switch (message.where) {
+  const chunk = message.held();
+  const index = message.index;
+  switch (chunk.where[index]) {
     case Where.Fresh:
     case Where.Ready:
       queue.visible--;
@@ -25,14 +28,19 @@ function leave(queue: Queue, message: Message): void {
     case Where.Delayed:
       queue.delayed--;
       break;
-    case Where.Leased:
+    case Where.Leased: {
       queue.pending--;
-      message.settling = false;
-      message.leaseExpiresAtMs = Infinity;
+      const extraId = chunk.extra[index]!;
+      if (extraId !== 0) {
+        const extra = queue.order.extraAt(extraId);
+        extra.settling = false;
+        extra.leaseExpiresAtMs = Infinity;
+      }
       break;
+    }
     case Where.Failed:
       // A failed message whose payload this replica lacks counts as unavailable here.
-      if (message.location === PAYLOAD_MISSING) queue.unavailable--;
+      if (chunk.location[index] === PAYLOAD_MISSING) queue.unavailable--;
       else queue.failed--;
       break;
     case Where.Unavailable:
@@ -44,7 +52,9 @@ function leave(queue: Queue, message: Message): void {
 }
 
 function enter(queue: Queue, message: Message, where: Where): void {
-  message.where = where;
+  const chunk = message.held();
+  const index = message.index;
+  chunk.where[index] = where;
   switch (where) {
     case Where.Fresh:
     case Where.Ready:
@@ -61,11 +71,11 @@ function enter(queue: Queue, message: Message, where: Where): void {
       queue.pending++;
       break;
     case Where.Failed:
-      if (message.location === PAYLOAD_MISSING) queue.unavailable++;
+      if (chunk.location[index] === PAYLOAD_MISSING) queue.unavailable++;
       else queue.failed++;
       break;
     case Where.Unavailable:
-      assert(message.location === PAYLOAD_MISSING, 'unavailable with a payload location');
+      assert(chunk.location[index] === PAYLOAD_MISSING, 'unavailable with a payload location');
       queue.unavailable++;
       break;
     default:
@@ -73,16 +83,26 @@ function enter(queue: Queue, message: Message, where: Where): void {
   }
 }
 
-/** Stores a new message (seq above every other in the queue) as Fresh or Delayed. */
-export function storeMessage(state: SpoolState, queue: Queue, message: Message): void {
-  queue.order.append(message);
+/**
+ * Stores a new message (just appended to the queue's columns with these fields) as Fresh or
+ * Delayed.
+ */
+export function storeMessage(
+  state: SpoolState,
+  queue: Queue,
+  message: Message,
+  byteLength: number,
+  createdAtMs: number,
+  visibleAtMs: number,
+): void {
   queue.total++;
-  queue.dataBytes += message.byteLength;
+  queue.dataBytes += byteLength;
   state.messageCount++;
-  state.byteCount += message.byteLength;
-  if (message.visibleAtMs > message.createdAtMs) placeDelayed(state, queue, message, true);
+  state.byteCount += byteLength;
+  if (visibleAtMs > createdAtMs) placeDelayed(state, queue, message, true);
   else enter(queue, message, Where.Fresh);
-  pushExpiry(state, queue, message);
+  // A new message's retention clock starts at its visibility.
+  pushExpiry(state, queue, message, true, visibleAtMs);
 }
 
 /**
@@ -93,13 +113,13 @@ export function placeVisible(queue: Queue, message: Message, fresh: boolean): vo
   if (!fresh) leave(queue, message);
   if (message.location === PAYLOAD_MISSING) {
     enter(queue, message, Where.Unavailable);
-    message.heapStamp++;
+    nextStamp(message);
     return;
   }
   enter(queue, message, Where.Ready);
-  queue.ready.push(message.seq, message, ++message.heapStamp);
+  queue.ready.push(message.seq, message.seq, nextStamp(message));
   if (queue.ready.size > 2 * queue.visible + HEAP_SLACK) {
-    queue.ready.retain((_key, m, stamp) => m.where === Where.Ready && m.heapStamp === stamp);
+    queue.ready.retain((_key, seq, stamp) => queue.order.isPlaced(seq, Where.Ready, stamp));
   }
 }
 
@@ -112,24 +132,30 @@ export function placeDelayed(
 ): void {
   if (!fresh) leave(queue, message);
   enter(queue, message, Where.Delayed);
-  queue.delayedHeap.push(message.visibleAtMs, message, ++message.heapStamp);
-  state.noteDeadline(message.visibleAtMs);
+  const visibleAtMs = message.visibleAtMs;
+  queue.delayedHeap.push(visibleAtMs, message.seq, nextStamp(message));
+  state.noteDeadline(visibleAtMs);
   if (queue.delayedHeap.size > 2 * queue.delayed + HEAP_SLACK) {
-    queue.delayedHeap.retain(isDelayedEntry);
+    queue.delayedHeap.retain((_key, seq, stamp) => queue.order.isPlaced(seq, Where.Delayed, stamp));
   }
 }
 
-function isDelayedEntry(_key: number, message: Message, stamp: number): boolean {
-  return message.where === Where.Delayed && message.heapStamp === stamp;
+/** Bumps the heap stamp of `message` (older heap entries go stale) and returns it. */
+function nextStamp(message: Message): number {
+  const chunk = message.held();
+  const index = message.index;
+  const stamp = (chunk.heapStamp[index]! + 1) >>> 0;
+  chunk.heapStamp[index] = stamp;
+  return stamp;
 }
 
 /** Fails a message at `atMs`: its retention clock restarts then. */
 export function placeFailed(state: SpoolState, queue: Queue, message: Message, atMs: number): void {
   leave(queue, message);
   enter(queue, message, Where.Failed);
-  queue.failedHeap.push(message.seq, message, ++message.heapStamp);
+  queue.failedHeap.push(message.seq, message.seq, nextStamp(message));
   if (queue.failedHeap.size > 2 * queue.failed + HEAP_SLACK) {
-    queue.failedHeap.retain((_key, m, stamp) => m.where === Where.Failed && m.heapStamp === stamp);
+    queue.failedHeap.retain((_key, seq, stamp) => queue.order.isPlaced(seq, Where.Failed, stamp));
   }
   message.retentionStartMs = atMs;
   message.expiryDeferred = false;
@@ -140,7 +166,7 @@ export function placeFailed(state: SpoolState, queue: Queue, message: Message, a
 export function placeExpiring(queue: Queue, message: Message): void {
   leave(queue, message);
   enter(queue, message, Where.Expiring);
-  message.heapStamp++;
+  nextStamp(message);
 }
 
 /**
@@ -152,7 +178,7 @@ export function placeUnavailable(state: SpoolState, queue: Queue, message: Messa
   const wasLeased = message.where === Where.Leased;
   leave(queue, message);
   enter(queue, message, Where.Unavailable);
-  message.heapStamp++;
+  nextStamp(message);
   if (wasLeased && message.expiryDeferred) {
     message.expiryDeferred = false;
     pushExpiry(state, queue, message);
@@ -172,7 +198,7 @@ export function dropLocation(state: SpoolState, queue: Queue, message: Message):
   if (message.where === Where.Failed) {
     queue.failed--;
     queue.unavailable++;
-    message.heapStamp++;
+    nextStamp(message);
   }
   message.location = PAYLOAD_MISSING;
   state.missingPayloads++;
@@ -199,7 +225,7 @@ export function restoreLocation(
   } else if (message.where === Where.Failed) {
     queue.unavailable--;
     queue.failed++;
-    queue.failedHeap.push(message.seq, message, ++message.heapStamp);
+    queue.failedHeap.push(message.seq, message.seq, nextStamp(message));
   }
 }
 
@@ -212,10 +238,13 @@ export function placeLeased(
 ): void {
   leave(queue, message);
   enter(queue, message, Where.Leased);
-  message.heapStamp++;
-  message.deliveries++;
+  nextStamp(message);
+  const extra = message.lease();
+  extra.deliveries++;
   const timeoutSeconds = queue.settings.leaseTimeoutSeconds;
-  if (timeoutSeconds > 0) setLeaseDeadline(state, queue, message, nowMs + timeoutSeconds * 1000);
+  if (timeoutSeconds > 0) {
+    leaseUntil(state, queue, message.seq, extra, nowMs + timeoutSeconds * 1000);
+  }
 }
 
 /**
@@ -227,18 +256,32 @@ export function setLeaseDeadline(
   message: Message,
   deadlineMs: number,
 ): void {
-  message.leaseExpiresAtMs = deadlineMs;
-  queue.leases.push(deadlineMs, message, message.deliveries);
-  state.noteDeadline(deadlineMs);
-  if (queue.leases.size > 2 * queue.pending + HEAP_SLACK) queue.leases.retain(isLiveLeaseEntry);
+  leaseUntil(state, queue, message.seq, message.lease(), deadlineMs);
 }
 
-export function isLiveLeaseEntry(key: number, message: Message, stamp: number): boolean {
+function leaseUntil(
+  state: SpoolState,
+  queue: Queue,
+  seq: number,
+  extra: MessageExtra,
+  deadlineMs: number,
+): void {
+  extra.leaseExpiresAtMs = deadlineMs;
+  queue.leases.push(deadlineMs, seq, extra.deliveries);
+  state.noteDeadline(deadlineMs);
+  if (queue.leases.size > 2 * queue.pending + HEAP_SLACK) {
+    queue.leases.retain((key, entrySeq, stamp) => isLiveLeaseEntry(queue, key, entrySeq, stamp));
+  }
+}
+
+/** Whether a lease heap entry (deadline, seq, delivery) is the current lease's. */
+export function isLiveLeaseEntry(queue: Queue, key: number, seq: number, stamp: number): boolean {
+  const extra = queue.order.extraIn(seq, Where.Leased);
   return (
-    message.where === Where.Leased &&
-    !message.settling &&
-    message.deliveries === stamp &&
-    message.leaseExpiresAtMs === key
+    extra !== undefined &&
+    !extra.settling &&
+    extra.deliveries === stamp &&
+    extra.leaseExpiresAtMs === key
   );
 }
 
@@ -268,12 +311,23 @@ export function delayMessage(
   }
 }
 
-/** (Re)indexes a message by its current retention clock start. */
-export function pushExpiry(state: SpoolState, queue: Queue, message: Message): void {
-  queue.expiry.push(message.retentionStartMs, message, ++message.expiryStamp);
-  if (queue.retentionMs > 0) state.noteDeadline(message.retentionStartMs + queue.retentionMs);
+/**
+ * (Re)indexes a message by its current retention clock start: by the send order itself when
+ * `inOrder` (a new message) and that keeps the order sorted by retention start, else in the
+ * expiry heap.
+ */
+export function pushExpiry(
+  state: SpoolState,
+  queue: Queue,
+  message: Message,
+  inOrder = false,
+  startMs = message.retentionStartMs,
+): void {
+  const stamp = queue.order.indexExpiry(message, startMs, inOrder);
+  if (stamp !== 0) queue.expiry.push(startMs, message.seq, stamp);
+  if (queue.retentionMs > 0) state.noteDeadline(startMs + queue.retentionMs);
   if (queue.expiry.size > 2 * queue.total + HEAP_SLACK) {
-    queue.expiry.retain((_key, m, stamp) => m.where !== Where.Removed && m.expiryStamp === stamp);
+    queue.expiry.retain((_key, seq, entryStamp) => queue.order.isExpiryEntry(seq, entryStamp));
   }
 }
 
@@ -281,16 +335,20 @@ export function pushExpiry(state: SpoolState, queue: Queue, message: Message): v
 export function removeMessage(state: SpoolState, queue: Queue, message: Message): void {
   state.snapshotGuard?.beforeChange(queue, message);
   leave(queue, message);
-  message.where = Where.Removed;
-  message.expiryDeferred = false;
+  const chunk = message.held();
+  const index = message.index;
+  chunk.where[index] = Where.Removed;
+  const byteLength = chunk.byteLength[index]!;
+  const location = small(chunk.location[index]!);
+  chunk.location[index] = PAYLOAD_MISSING;
   queue.total--;
-  queue.dataBytes -= message.byteLength;
+  queue.dataBytes -= byteLength;
   state.messageCount--;
-  state.byteCount -= message.byteLength;
-  if (message.location === PAYLOAD_MISSING) state.missingPayloads--;
-  else state.payloads.release(message.location, message.byteLength);
-  message.location = PAYLOAD_MISSING;
-  queue.order.noteRemoved();
+  state.byteCount -= byteLength;
+  if (location === PAYLOAD_MISSING) state.missingPayloads--;
+  else state.payloads.release(location, byteLength);
+  // Forgets its primary-local fields too (expiryDeferred and the rest read their defaults).
+  queue.order.noteRemoved(message);
 }
 
 /**
@@ -300,14 +358,14 @@ export function promoteDelayed(queue: Queue, nowMs: number): number {
   const heap = queue.delayedHeap;
   let promoted = 0;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    if (message.where !== Where.Delayed || message.heapStamp !== heap.topStamp()) {
+    const seq = heap.topSeq();
+    if (!queue.order.isPlaced(seq, Where.Delayed, heap.topStamp())) {
       heap.pop();
       continue;
     }
     if (heap.topKey() > nowMs) break;
     heap.pop();
-    placeVisible(queue, message, false);
+    placeVisible(queue, queue.order.find(seq)!, false);
     promoted++;
   }
   return promoted;
@@ -317,8 +375,8 @@ export function promoteDelayed(queue: Queue, nowMs: number): number {
 export function readyTop(queue: Queue): Message | undefined {
   const heap = queue.ready;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    if (message.where === Where.Ready && message.heapStamp === heap.topStamp()) return message;
+    const seq = heap.topSeq();
+    if (queue.order.isPlaced(seq, Where.Ready, heap.topStamp())) return queue.order.find(seq);
     heap.pop();
   }
   return undefined;
@@ -331,9 +389,11 @@ export function readyTop(queue: Queue): Message | undefined {
 export function failedTop(queue: Queue): Message | undefined {
   const heap = queue.failedHeap;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    const live = message.where === Where.Failed && message.heapStamp === heap.topStamp();
-    if (live && message.location !== PAYLOAD_MISSING) return message;
+    const seq = heap.topSeq();
+    if (queue.order.isPlaced(seq, Where.Failed, heap.topStamp())) {
+      const message = queue.order.find(seq)!;
+      if (message.location !== PAYLOAD_MISSING) return message;
+    }
     heap.pop();
   }
   return undefined;

@@ -66,34 +66,51 @@ export function rebuildQueue(state: SpoolState, queue: Queue, nowMs: number): vo
   queue.failed = 0;
   queue.unavailable = 0;
   queue.expiring = 0;
-  for (const message of queue.order.liveMessages()) {
-    message.settling = false;
-    message.expiryDeferred = false;
-    message.leaseExpiresAtMs = Infinity;
-    message.heapStamp++;
-    if (message.where === Where.Failed) {
-      // Without its payload here it counts as unavailable and stays out of the failure head.
-      if (message.location === PAYLOAD_MISSING) {
-        queue.unavailable++;
-      } else {
-        queue.failed++;
-        queue.failedHeap.push(message.seq, message, message.heapStamp);
-      }
-    } else if (message.visibleAtMs > nowMs) {
-      message.where = Where.Delayed;
-      queue.delayed++;
-      queue.delayedHeap.push(message.visibleAtMs, message, message.heapStamp);
-    } else if (message.location === PAYLOAD_MISSING) {
-      message.where = Where.Unavailable;
-      queue.unavailable++;
-    } else {
-      message.where = Where.Fresh;
-      queue.visible++;
-    }
-    queue.expiry.push(message.retentionStartMs, message, ++message.expiryStamp);
-  }
+  queue.order.clearExpiryIndex();
+  queue.order.scanAfter(0, (message) => {
+    rebuildMessage(queue, message, nowMs);
+    const startMs = message.retentionStartMs;
+    const stamp = queue.order.indexExpiry(message, startMs, true);
+    if (stamp !== 0) queue.expiry.push(startMs, message.seq, stamp);
+    return true;
+  });
   queue.order.rewindCursor();
   state.noteDeadline(-Infinity);
+}
+
+/** Places one message afresh in a rebuild (see rebuildQueue); columns read directly. */
+function rebuildMessage(queue: Queue, message: Message, nowMs: number): void {
+  const chunk = message.held();
+  const index = message.index;
+  const extra = message.extra();
+  if (extra !== undefined) {
+    extra.settling = false;
+    extra.expiryDeferred = false;
+    extra.leaseExpiresAtMs = Infinity;
+  }
+  const heapStamp = (chunk.heapStamp[index]! + 1) >>> 0;
+  chunk.heapStamp[index] = heapStamp;
+  const missing = chunk.location[index] === PAYLOAD_MISSING;
+  const visibleAtMs = chunk.visibleAtMs[index]!;
+  if (chunk.where[index] === Where.Failed) {
+    // Without its payload here it counts as unavailable and stays out of the failure head.
+    if (missing) {
+      queue.unavailable++;
+    } else {
+      queue.failed++;
+      queue.failedHeap.push(message.seq, message.seq, heapStamp);
+    }
+  } else if (visibleAtMs > nowMs) {
+    chunk.where[index] = Where.Delayed;
+    queue.delayed++;
+    queue.delayedHeap.push(visibleAtMs, message.seq, heapStamp);
+  } else if (missing) {
+    chunk.where[index] = Where.Unavailable;
+    queue.unavailable++;
+  } else {
+    chunk.where[index] = Where.Fresh;
+    queue.visible++;
+  }
 }
 
 function isDue(queue: Queue, message: Message, nowMs: number): boolean {
@@ -256,13 +273,14 @@ export function collectTimedOutLeases(
 ): void {
   const heap = queue.leases;
   while (heap.size > 0 && out.length < max) {
-    const message = heap.topItem()!;
-    if (!isLiveLeaseEntry(heap.topKey(), message, heap.topStamp())) {
+    const seq = heap.topSeq();
+    if (!isLiveLeaseEntry(queue, heap.topKey(), seq, heap.topStamp())) {
       heap.pop();
       continue;
     }
     if (heap.topKey() > nowMs) return;
     heap.pop();
+    const message = queue.order.find(seq)!;
     message.settling = true;
     message.timedOutDelivery = message.deliveries;
     out.push(message);
@@ -282,15 +300,9 @@ export function collectExpired(
   max: number,
 ): void {
   if (queue.retentionMs === 0) return;
-  const heap = queue.expiry;
-  while (heap.size > 0 && seqs.length < max) {
-    const message = heap.topItem()!;
-    if (message.where === Where.Removed || message.expiryStamp !== heap.topStamp()) {
-      heap.pop();
-      continue;
-    }
-    if (heap.topKey() + queue.retentionMs > nowMs) return;
-    heap.pop();
+  while (seqs.length < max) {
+    const message = takeDue(queue, nowMs);
+    if (message === undefined) return;
     if (message.where === Where.Leased) {
       message.expiryDeferred = true;
       continue;
@@ -298,6 +310,38 @@ export function collectExpired(
     seqs.push(message.seq);
     gens.push(message.gen);
   }
+}
+
+/**
+ * Takes the message first by retention start (the in-order index's head or the expiry heap's
+ * top, the lower (start, seq) first) out of the retention index if its retention elapsed by
+ * `nowMs`; undefined when none did.
+ */
+function takeDue(queue: Queue, nowMs: number): Message | undefined {
+  const head = queue.order.expiryHead();
+  const topSeq = validExpiryTop(queue);
+  const headKey = head === undefined ? Infinity : head.retentionStartMs;
+  const topKey = topSeq < 0 ? Infinity : queue.expiry.topKey();
+  const headFirst =
+    head !== undefined && (headKey < topKey || (headKey === topKey && head.seq < topSeq));
+  const key = headFirst ? headKey : topKey;
+  if (key === Infinity || key + queue.retentionMs > nowMs) return undefined;
+  if (headFirst) {
+    queue.order.takeExpiryHead(head);
+    return head;
+  }
+  queue.expiry.pop();
+  return queue.order.find(topSeq);
+}
+
+/** The seq of the expiry heap's top after dropping stale entries; -1 when empty. */
+function validExpiryTop(queue: Queue): number {
+  const heap = queue.expiry;
+  while (heap.size > 0) {
+    if (queue.order.isExpiryEntry(heap.topSeq(), heap.topStamp())) return heap.topSeq();
+    heap.pop();
+  }
+  return -1;
 }
 
 /** Puts a message whose expiry was collected but not applied back in the expiry index. */
@@ -327,7 +371,9 @@ export function nextDeadlineMs(state: SpoolState): number {
 function leaseTop(queue: Queue): number {
   const heap = queue.leases;
   while (heap.size > 0) {
-    if (isLiveLeaseEntry(heap.topKey(), heap.topItem()!, heap.topStamp())) return heap.topKey();
+    if (isLiveLeaseEntry(queue, heap.topKey(), heap.topSeq(), heap.topStamp())) {
+      return heap.topKey();
+    }
     heap.pop();
   }
   return Infinity;
@@ -336,10 +382,7 @@ function leaseTop(queue: Queue): number {
 function delayedTop(queue: Queue): number {
   const heap = queue.delayedHeap;
   while (heap.size > 0) {
-    const message = heap.topItem()!;
-    if (message.where === Where.Delayed && message.heapStamp === heap.topStamp()) {
-      return heap.topKey();
-    }
+    if (queue.order.isPlaced(heap.topSeq(), Where.Delayed, heap.topStamp())) return heap.topKey();
     heap.pop();
   }
   return Infinity;
@@ -347,15 +390,10 @@ function delayedTop(queue: Queue): number {
 
 function expiryTop(queue: Queue): number {
   if (queue.retentionMs === 0) return Infinity;
-  const heap = queue.expiry;
-  while (heap.size > 0) {
-    const message = heap.topItem()!;
-    if (message.where !== Where.Removed && message.expiryStamp === heap.topStamp()) {
-      return heap.topKey() + queue.retentionMs;
-    }
-    heap.pop();
-  }
-  return Infinity;
+  const head = queue.order.expiryHead();
+  const headKey = head === undefined ? Infinity : head.retentionStartMs;
+  const topKey = validExpiryTop(queue) < 0 ? Infinity : queue.expiry.topKey();
+  return Math.min(headKey, topKey) + queue.retentionMs;
 }
 
 /** The oldest failed message (lowest seq), or undefined. */

@@ -4,7 +4,6 @@
 import { Counters, type StateCounts } from './counters.js';
 import { DedupTable } from './dedup-table.js';
 import { MinHeap } from './heap.js';
-import type { Message } from './message.js';
 import { SendOrder } from './send-order.js';
 import type { QueueState } from './service.js';
 import type { Settings } from './settings.js';
@@ -22,15 +21,18 @@ export class Queue implements StateCounts {
 
   readonly order = new SendOrder();
   /** Returned visible messages by seq (Where.Ready). */
-  readonly ready = new MinHeap<Message>();
+  readonly ready = new MinHeap();
   /** Delayed messages by visibleAtMs (Where.Delayed). */
-  readonly delayedHeap = new MinHeap<Message>();
+  readonly delayedHeap = new MinHeap();
   /** Failed messages by seq (Where.Failed). */
-  readonly failedHeap = new MinHeap<Message>();
-  /** Every message by retentionStartMs (validated by expiryStamp). */
-  readonly expiry = new MinHeap<Message>();
+  readonly failedHeap = new MinHeap();
+  /**
+   * Messages by retentionStartMs whose retention clock does not start in send order (validated
+   * by their expiry stamp); the others are indexed by the send order itself (expiryHead).
+   */
+  readonly expiry = new MinHeap();
   /** Primary-local: leased messages by lease deadline (validated by delivery number). */
-  readonly leases = new MinHeap<Message>();
+  readonly leases = new MinHeap();
   readonly dedup = new DedupTable();
 
   // Per-state counts (replicated meaning; Leased counts as pending, Fresh/Ready/Expiring as

@@ -188,5 +188,10 @@ export interface SpoolService {
   listMessages(spool: string, queue: string, query: MessageListQuery): Promise<Page<MessageView>>;
   failureHead(spool: string, queue: string): Promise<Delivery | null>;
   /** A dedup hit rejects with 409 dedup_claimed, details.messageId; nothing acked. */
-  ackAndSend(spool: string, lease: string, queue: string, request: SendRequest): Promise<SendResult>;
+  ackAndSend(
+    spool: string,
+    lease: string,
+    queue: string,
+    request: SendRequest,
+  ): Promise<SendResult>;
 }

@@ -5,9 +5,10 @@
 //
 // What is small or immutable is captured when the writer begins: the spool header, the queues
 // with their settings (replaced, never changed in place) and dedup entries (immutable records),
-// and each queue's live messages in send order (references). Messages are encoded later, in
-// that order. A command that is about to change or remove a message the writer has not reached
-// calls `beforeChange` first (through SpoolState.snapshotGuard), and the writer keeps the
+// and the seqs of each queue's live messages in send order (8 bytes a message: messages are
+// columns, not objects, see send-order.ts). Messages are encoded later, in that order, read from
+// the columns by seq. A command that is about to change or remove a message the writer has not
+// reached calls `beforeChange` first (through SpoolState.snapshotGuard), and the writer keeps the
 // message's replicated fields and payload location as they were. The bytes therefore equal
 // those of an encode of the state at the start, which a property test checks.
 
@@ -18,6 +19,7 @@ import { dedupKeyBytes, type DedupEntry } from './dedup-table.js';
 import { type Message, Where } from './message.js';
 import { PAYLOAD_MISSING } from './payload-store.js';
 import type { Queue } from './queue.js';
+import type { MessageRecord, SendOrder } from './send-order.js';
 import type { QueueState } from './service.js';
 import type { Settings } from './settings.js';
 import {
@@ -41,11 +43,15 @@ interface CapturedQueue {
   readonly state: QueueState;
   readonly settings: Settings;
   readonly dedup: readonly DedupEntry[];
-  readonly messages: readonly Message[];
+  readonly order: SendOrder;
+  readonly seqs: Float64Array;
 }
 
-/** The replicated fields of a message that commands change (a Message has them too). */
+/** A message's fields as the snapshot encodes them (a Message has them too). */
 interface ReplicatedFields {
+  readonly seq: number;
+  readonly createdAtMs: number;
+  readonly byteLength: number;
   readonly visibleAtMs: number;
   readonly retentionStartMs: number;
   readonly retries: number;
@@ -86,7 +92,20 @@ export class SnapshotWriter implements MessageGuard {
   private writer: ByteWriter;
   private readonly queues: CapturedQueue[] = [];
   private readonly queueIndex = new Map<Queue, number>();
-  private readonly preserved = new Map<Message, ReplicatedFields>();
+  /** Where a message read from the columns is copied (one record reused: no allocation). */
+  private readonly record: MessageRecord = {
+    seq: 0,
+    createdAtMs: 0,
+    byteLength: 0,
+    visibleAtMs: 0,
+    retentionStartMs: 0,
+    retries: 0,
+    gen: 0,
+    where: Where.Fresh,
+    location: PAYLOAD_MISSING,
+  };
+  /** Messages changed or removed since the start, as they were then, by seq. */
+  private readonly preserved = new Map<number, ReplicatedFields>();
   /** Messages from this seq on were sent after the start: not in the snapshot. */
   private readonly seqEnd: number;
   /** The queue being encoded. */
@@ -132,10 +151,10 @@ export class SnapshotWriter implements MessageGuard {
         this.messageAt = 0;
         spentBytes += QUEUE_HEADER_BYTES + queue.dedup.length * DEDUP_RECORD_BYTES;
       }
-      const messages = queue.messages;
-      while (this.messageAt < messages.length) {
+      const seqs = queue.seqs;
+      while (this.messageAt < seqs.length) {
         if (spentBytes >= budgetBytes) return { chunk: this.takeChunk(budgetBytes), done: false };
-        spentBytes += this.writeMessage(messages[this.messageAt++]!);
+        spentBytes += this.writeMessage(queue.order, seqs[this.messageAt++]!);
       }
       this.queueAt++;
       this.messageAt = -1;
@@ -159,14 +178,17 @@ export class SnapshotWriter implements MessageGuard {
 
   /** Keeps what `message` was at the start if the writer has not encoded it yet. */
   beforeChange(queue: Queue, message: Message): void {
-    if (message.seq >= this.seqEnd || this.preserved.has(message)) return;
+    if (message.seq >= this.seqEnd || this.preserved.has(message.seq)) return;
     const index = this.queueIndex.get(queue);
     if (index === undefined || index < this.queueAt) return;
     if (index === this.queueAt && this.messageAt >= 0) {
-      const next = this.queues[index]!.messages[this.messageAt];
-      if (next === undefined || message.seq < next.seq) return;
+      const next = this.queues[index]!.seqs[this.messageAt];
+      if (next === undefined || message.seq < next) return;
     }
-    this.preserved.set(message, {
+    this.preserved.set(message.seq, {
+      seq: message.seq,
+      createdAtMs: message.createdAtMs,
+      byteLength: message.byteLength,
       visibleAtMs: message.visibleAtMs,
       retentionStartMs: message.retentionStartMs,
       retries: message.retries,
@@ -204,7 +226,8 @@ export class SnapshotWriter implements MessageGuard {
       state: queue.state,
       settings: queue.settings,
       dedup: queue.dedup.entries(),
-      messages: queue.order.liveMessages(),
+      order: queue.order,
+      seqs: queue.order.liveSeqs(),
     });
   }
 
@@ -221,23 +244,29 @@ export class SnapshotWriter implements MessageGuard {
       writer.f64(entry.seq);
       writer.f64(entry.expiresAtMs);
     }
-    writer.u32(queue.messages.length);
+    writer.u32(queue.seqs.length);
   }
 
   /** Writes one message record as it was at the start; returns its size in bytes. */
-  private writeMessage(message: Message): number {
+  private writeMessage(order: SendOrder, seq: number): number {
     const writer = this.writer;
-    const kept = this.preserved.get(message);
-    if (kept !== undefined) this.preserved.delete(message);
-    const fields: ReplicatedFields = kept ?? message;
-    writer.f64(message.seq);
-    writer.f64(message.createdAtMs);
+    const kept = this.preserved.get(seq);
+    let fields: ReplicatedFields = this.record;
+    if (kept !== undefined) {
+      this.preserved.delete(seq);
+      fields = kept;
+    } else {
+      const live = order.readRecord(seq, this.record);
+      assert(live, 'snapshot: a message vanished unreported');
+    }
+    writer.f64(fields.seq);
+    writer.f64(fields.createdAtMs);
     writer.f64(fields.visibleAtMs);
     writer.f64(fields.retentionStartMs);
     writer.u32(fields.retries);
     writer.u32(fields.gen);
     writer.u8(fields.where === Where.Failed ? FLAG_FAILED : 0);
-    writer.u32(message.byteLength);
+    writer.u32(fields.byteLength);
     writer.f64(this.withLocations ? fields.location : PAYLOAD_MISSING);
     return MESSAGE_RECORD_BYTES;
   }

@@ -4,12 +4,12 @@
 import { ByteReader, ChunkReader, CodecError } from './bytes.js';
 import { readPlan, readSettings } from './command-codec.js';
 import { DEDUP_KEY_BYTES, dedupKeyString } from './dedup-table.js';
-import { Message, Where } from './message.js';
+import { type Message, Where } from './message.js';
 import { PAYLOAD_MISSING, type PayloadStore } from './payload-store.js';
 import type { Plan } from './plan.js';
 import { rebuildQueue } from './primary.js';
 import { Queue } from './queue.js';
-import { effectiveRetentionSeconds } from './settings.js';
+import { MAX_RETRIES_MAX, effectiveRetentionSeconds } from './settings.js';
 import {
   END,
   FLAG_FAILED,
@@ -93,14 +93,10 @@ function readQueue(reader: ByteReader, state: SpoolState, format: RecordFormat):
   const messageCount = reader.u32();
   let previousSeq = 0;
   for (let i = 0; i < messageCount; i++) {
-    const message = readMessage(reader, state, format);
-    if (message.seq <= previousSeq || message.seq >= state.nextSeq) {
-      throw new CodecError('message seq out of order');
-    }
+    const message = readMessage(reader, state, queue, previousSeq, format);
     if (message.location === PAYLOAD_MISSING) state.missingPayloads++;
     else state.payloads.adopt(message.location, message.byteLength);
     previousSeq = message.seq;
-    queue.order.append(message);
     queue.total++;
     queue.dataBytes += message.byteLength;
   }
@@ -109,12 +105,21 @@ function readQueue(reader: ByteReader, state: SpoolState, format: RecordFormat):
   rebuildQueue(state, queue, state.lastAppliedAtMs);
 }
 
-function readMessage(reader: ByteReader, state: SpoolState, format: RecordFormat): Message {
+/** Reads one message record into `queue`'s columns (its seq must exceed `previousSeq`). */
+function readMessage(
+  reader: ByteReader,
+  state: SpoolState,
+  queue: Queue,
+  previousSeq: number,
+  format: RecordFormat,
+): Message {
   const seq = reader.safeInt();
+  if (seq <= previousSeq || seq >= state.nextSeq) throw new CodecError('message seq out of order');
   const createdAtMs = reader.f64();
   const visibleAtMs = reader.f64();
   const retentionStartMs = reader.f64();
   const retries = reader.u32();
+  if (retries > MAX_RETRIES_MAX) throw new CodecError('message retries out of range');
   const gen = reader.u32();
   const flags = reader.u8();
   if (flags > FLAG_FAILED) throw new CodecError('unknown message flags');
@@ -131,10 +136,11 @@ function readMessage(reader: ByteReader, state: SpoolState, format: RecordFormat
     location = state.payloads.append(seq, payload);
   }
   if (location < 0 && location !== PAYLOAD_MISSING) throw new CodecError('bad payload location');
-  const message = new Message(seq, createdAtMs, location, byteLength, visibleAtMs);
-  message.retentionStartMs = retentionStartMs;
-  message.retries = retries;
-  message.gen = gen;
-  message.where = flags & FLAG_FAILED ? Where.Failed : Where.Fresh;
+  const message = queue.order.appendScratch(seq, createdAtMs, location, byteLength, visibleAtMs);
+  if (retentionStartMs !== visibleAtMs) message.retentionStartMs = retentionStartMs;
+  const chunk = message.held();
+  chunk.retries[message.index] = retries;
+  chunk.gen[message.index] = gen;
+  if (flags & FLAG_FAILED) chunk.where[message.index] = Where.Failed;
   return message;
 }

@@ -20,7 +20,7 @@ import type {
 import { GONE, OK } from './commands.js';
 import { dedupKeyString } from './dedup-table.js';
 import { MqError } from './errors.js';
-import { Message, Where, messageIdOf } from './message.js';
+import { type Message, Where, messageIdOf } from './message.js';
 import {
   delayMessage,
   placeFailed,
@@ -82,7 +82,8 @@ function applySetPlan(state: SpoolState, command: SetPlanCommand, nowMs: number)
   state.plan = command.plan;
   state.planVersion = command.version;
   for (const queue of state.queues.values()) {
-    const retentionMs = effectiveRetentionSeconds(queue.settings.retentionSeconds, state.plan) * 1000;
+    const retentionSeconds = effectiveRetentionSeconds(queue.settings.retentionSeconds, state.plan);
+    const retentionMs = retentionSeconds * 1000;
     if (retentionMs === queue.retentionMs) continue;
     queue.retentionMs = retentionMs;
     restoreExpiring(queue);
@@ -115,7 +116,8 @@ function closedToAppends(queue: Queue): ApplyResult | null {
 function findRef(state: SpoolState, ref: MessageRef): { queue: Queue; message: Message } | null {
   const queue = state.queuesByGen.get(ref.queueGen);
   if (queue === undefined) return null;
-  const message = queue.order.find(ref.seq);
+  // Done with the message before the command's apply returns: no handle is allocated.
+  const message = queue.order.findScratch(ref.seq);
   if (message === undefined || message.gen !== ref.gen) return null;
   state.snapshotGuard?.beforeChange(queue, message);
   return { queue, message };
@@ -128,7 +130,8 @@ function afterRemoval(state: SpoolState, queue: Queue): void {
 
 /** Deletes a queue and every message in it. */
 export function dropQueue(state: SpoolState, queue: Queue): void {
-  for (const message of queue.order.liveMessages()) removeMessage(state, queue, message);
+  const seqs = queue.order.liveSeqs();
+  for (let i = 0; i < seqs.length; i++) removeMessage(state, queue, queue.order.find(seqs[i]!)!);
   state.dedupKeyCount -= queue.dedup.size;
   queue.dedup.clear();
   queue.ready.clear();
@@ -194,8 +197,10 @@ function appendMessage(
 ): number {
   const seq = state.nextSeq++;
   const location = state.payloads.append(seq, payload);
-  const message = new Message(seq, nowMs, location, payload.byteLength, nowMs + delayMs);
-  storeMessage(state, queue, message);
+  const visibleAtMs = nowMs + delayMs;
+  const byteLength = payload.byteLength;
+  const message = queue.order.appendScratch(seq, nowMs, location, byteLength, visibleAtMs);
+  storeMessage(state, queue, message, byteLength, nowMs, visibleAtMs);
   queue.counters.added++;
   state.counters.added++;
   if (dedupKey !== null) {
@@ -442,9 +447,10 @@ function applyUpdateQueue(
  */
 function restoreExpiring(queue: Queue): void {
   if (queue.expiring === 0) return;
-  for (const message of queue.order.liveMessages()) {
+  queue.order.scanAfter(0, (message) => {
     if (message.where === Where.Expiring) placeVisible(queue, message, false);
-  }
+    return true;
+  });
 }
 
 /**

@@ -264,7 +264,7 @@ class Harness {
       expect(candidates).toEqual([]);
       return;
     }
-    expect(outcome).toBe(candidates[0]);
+    expect(outcome.seq).toBe(candidates[0]?.seq);
     this.leases.push({ queueGen: queue.gen, seq: outcome.seq, gen: outcome.gen, delivery: outcome.deliveries, ended: false });
   }
 
@@ -350,15 +350,17 @@ class Harness {
     expect(totalBytes).toBeLessThanOrEqual(PLAN.payloadBytesPerSpoolMax);
     // No lease outlives its settlement; at most one live lease per message; every pending
     // message is held by exactly one lease (or its lease has just expired).
-    const holders = new Map<Message, number>();
+    // Messages are handles (columns hold the message): keyed by queue generation and seq.
+    const holders = new Map<string, number>();
     for (const lease of this.leases) {
       const found = engine.resolveLease(lease.queueGen, lease.seq, lease.gen, lease.delivery, this.now);
       if (typeof found === 'string') continue;
       expect(lease.ended).toBe(false);
-      holders.set(found, (holders.get(found) ?? 0) + 1);
+      const key = `${lease.queueGen}/${found.seq}`;
+      holders.set(key, (holders.get(key) ?? 0) + 1);
     }
-    for (const { message } of this.allMessages()) {
-      const held = holders.get(message) ?? 0;
+    for (const { queue, message } of this.allMessages()) {
+      const held = holders.get(`${queue.gen}/${message.seq}`) ?? 0;
       expect(held).toBeLessThanOrEqual(1);
       if (message.where === Where.Leased && message.leaseExpiresAtMs > this.now) expect(held).toBe(1);
       if (message.where !== Where.Leased) expect(held).toBe(0);

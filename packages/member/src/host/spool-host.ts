@@ -236,7 +236,7 @@ export class SpoolHost {
       page.more && last !== undefined
         ? { items, next: this.cursors.sealName(this.name, CursorKind.Stats, last.name) }
         : { items };
-    const queueCount = this.engine.state.queues.size;
+    const queueCount = this.engine.queueCount;
     return { queueCount, stats: this.engine.spoolCounts(now), queues };
   }
 
@@ -913,7 +913,7 @@ export class SpoolHost {
     const max = this.timerBatchMax;
     const writes: Promise<void>[] = [];
     let busy = false;
-    for (const queue of [...this.engine.state.queues.values()]) {
+    for (const queue of this.engine.queues()) {
       this.engine.promote(queue, now);
       const timedOut: Message[] = [];
       this.engine.collectTimedOutLeases(queue, now, timedOut, max);
@@ -944,7 +944,7 @@ export class SpoolHost {
       await this.log.append({ type: 'expire', queueGen: queue.gen, seqs, gens });
     } catch {
       for (const seq of seqs) {
-        const message = queue.order.find(seq);
+        const message = this.engine.message(queue, seq);
         if (message !== undefined) this.engine.reindexExpiry(queue, message);
       }
     }
