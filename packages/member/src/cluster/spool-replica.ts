@@ -34,6 +34,7 @@ import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
 import { SpoolHost } from '../host/spool-host.js';
 import type { TokenCodec } from '../host/tokens.js';
+import { recoverHeldPayloads } from '../store/held-payloads.js';
 import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replica-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
@@ -122,6 +123,8 @@ export interface SpoolReplicaStatus {
   /** Payloads fetched from other replicas, and fetched bytes rejected by their checksum. */
   readonly payloadsFetched: number;
   readonly payloadsRejected: number;
+  /** Payloads a restored snapshot's messages lacked that this replica's own store still held. */
+  readonly payloadsRecovered: number;
 }
 
 const GROUP_PREFIX = 'spool:';
@@ -164,6 +167,8 @@ export class SpoolReplica implements StateMachine {
   private openings = 0;
   private restores = 0;
   private payloadReadFailures = 0;
+  /** Payloads found in this replica's own store after a restore (not fetched). */
+  private payloadsRecovered = 0;
   private readonly payloads: ReplicaPayloadStore;
   /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
   private readonly checkpoints = new WeakMap<Uint8Array, number>();
@@ -352,9 +357,11 @@ export class SpoolReplica implements StateMachine {
 
   /**
    * Replaces the engine by the snapshot's (never while serving: a leader installs none). At
-   * start it is this replica's own saved snapshot, whose payload locations are valid here; later
-   * it comes from the leader: nothing stored here is referenced any more, and the payloads the
-   * snapshot's messages need are fetched (see fetchMissing).
+   * start it is this replica's saved snapshot, whose payload locations are valid here when it
+   * took it itself; later it comes from the leader: nothing stored here is referenced any more
+   * (the old records stay readable until the next snapshot is saved), the payloads the
+   * snapshot's messages need are taken from this replica's own store where it holds them, and
+   * the rest fetched (restorePayloads).
    */
   restore(data: Uint8Array): void {
     this.stepDown();
@@ -366,6 +373,16 @@ export class SpoolReplica implements StateMachine {
     this.handOffs.reset();
     this.engineValue = SpoolEngine.fromSnapshot(data, this.options.plan, this.payloads);
     this.restores++;
+    this.restorePayloads(installed);
+  }
+
+  /**
+   * The payload part of a restore: the payloads the restored messages lack are first looked for
+   * in this replica's own store by seq (held-payloads.ts), and only the rest fetched from peers.
+   * At start too: the saved snapshot may be one installed from another replica.
+   */
+  private restorePayloads(installed: boolean): void {
+    this.payloadsRecovered += recoverHeldPayloads(this.engineValue, this.payloads);
     if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
 
@@ -429,6 +446,7 @@ export class SpoolReplica implements StateMachine {
       payloadReadFailures: this.payloadReadFailures,
       payloadsFetched: this.fetcher.fetched,
       payloadsRejected: this.fetcher.rejected,
+      payloadsRecovered: this.payloadsRecovered,
     };
   }
 
