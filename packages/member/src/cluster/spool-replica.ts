@@ -46,6 +46,7 @@ import {
   servePayloadChunks,
 } from './payload-fetch.js';
 import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
+import { PayloadScrubber, type ScrubFinding } from './payload-scrub.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
 
@@ -92,6 +93,8 @@ export interface SpoolReplicaOptions {
    * checksum here, or was never fetched): its message stays unavailable, fetched again later.
    */
   readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
+  /** Told of each payload record the background scrub found bad (payload-scrub.ts). */
+  readonly onPayloadScrubBad?: (finding: ScrubFinding) => void;
 }
 
 export interface SpoolReplicaStatus {
@@ -125,6 +128,11 @@ export interface SpoolReplicaStatus {
   readonly payloadsRejected: number;
   /** Payloads a restored snapshot's messages lacked that this replica's own store still held. */
   readonly payloadsRecovered: number;
+  /** Payload records the background scrub read and checked, and found bad. */
+  readonly payloadsScrubbed: number;
+  readonly payloadsScrubBad: number;
+  /** Scrub passes completed over every live record since the start. */
+  readonly scrubPasses: number;
 }
 
 const GROUP_PREFIX = 'spool:';
@@ -173,6 +181,7 @@ export class SpoolReplica implements StateMachine {
   /** The payload-store checkpoint of each snapshot taken or installed here, until it is saved. */
   private readonly checkpoints = new WeakMap<Uint8Array, number>();
   private readonly fetcher: PayloadFetcher;
+  private readonly scrubber: PayloadScrubber;
   /** Which hand-off record, if any, the next opening takes over. */
   private readonly handOffs = new HandOffTracker();
   /** The member is stopping: this replica never opens as primary again. */
@@ -204,12 +213,28 @@ export class SpoolReplica implements StateMachine {
       filled: (queueGen) => this.payloadFilled(queueGen),
       unrepaired: (report) => this.options.onPayloadUnrepaired?.(report),
     });
+    this.scrubber = new PayloadScrubber({
+      group: this.group,
+      clock: options.clock,
+      engine: () => this.engineValue,
+      store: payloads,
+      closed: () => this.closed || this.failure !== null,
+      found: (finding) => this.payloadScrubbedBad(finding),
+    });
+  }
+
+  /** The scrub found a bad record (its location is dropped): fetch a good copy now. */
+  private payloadScrubbedBad(finding: ScrubFinding): void {
+    this.fetcher.kick();
+    this.options.onPayloadScrubBad?.(finding);
   }
 
   /** A fetched payload was stored: receivers parked on its queue may take its message now. */
   private payloadFilled(queueGen: number): void {
     const queue = this.engineValue.queueByGen(queueGen);
     if (queue !== undefined) this.host?.payloadRestored(queue);
+    // The member's readiness waits for the last missing payload (see Member.isServiceReady).
+    if (this.engineValue.state.missingPayloads === 0) this.options.onChange?.();
   }
 
   /** A payload read failed here (the host dropped its location): fetch a good copy. */
@@ -253,6 +278,13 @@ export class SpoolReplica implements StateMachine {
     node.on('error', (error) => this.onNodeStopped(error));
     if (node.isLeader()) this.beginOpening(node.term());
     if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    this.scrubber.start();
+  }
+
+  /** Payloads this replica lacks and still hopes to fetch (missing, less unrepaired). */
+  payloadsFetching(): number {
+    // Reports are forgotten at the next pass once settled: never below 0 meanwhile.
+    return Math.max(0, this.engineValue.state.missingPayloads - this.fetcher.unrepairedCount);
   }
 
   /** Payloads fetched from other replicas so far (after snapshots installed here). */
@@ -447,6 +479,9 @@ export class SpoolReplica implements StateMachine {
       payloadsFetched: this.fetcher.fetched,
       payloadsRejected: this.fetcher.rejected,
       payloadsRecovered: this.payloadsRecovered,
+      payloadsScrubbed: this.scrubber.scrubbed,
+      payloadsScrubBad: this.scrubber.bad,
+      scrubPasses: this.scrubber.passes,
     };
   }
 
@@ -489,6 +524,7 @@ export class SpoolReplica implements StateMachine {
     if (this.closed) return;
     this.closed = true;
     this.stepDown();
+    this.scrubber.stop();
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.options.router.remove(this.group);
