@@ -149,10 +149,16 @@ describe('a replica keeps the good copies it holds', () => {
     await c.converged('default');
     const restarted = member.replica('default')!;
     expect(restarted.status().payloadsScrubBad).toBe(0); // nothing has read it yet
+    const release = c.holdPayloadFetches();
     await c.clock.advance(SCRUB_TICK_MS_FIRST);
     await waitFor(() => restarted.status().scrubPasses >= 1);
     expect(restarted.status().payloadsScrubBad).toBe(1);
+    // Not ready while it fetches the good copy (the others hold the only ones meanwhile).
+    expect(member.service.ready()).toBe(false);
+    expect(member.payloadsLacking()).toEqual([{ spool: 'default', fetching: 1, unrepaired: 0 }]);
+    release();
     await waitFor(() => restarted.status().payloadsMissing === 0);
+    expect(member.payloadsLacking()).toEqual([]);
     expect(restarted.status().payloadsFetched).toBe(1);
     await member.ready();
 
