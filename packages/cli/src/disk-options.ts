@@ -71,5 +71,6 @@ export function readyDetailOf(member: Member): Readonly<Record<string, unknown>>
   const disk = member.diskStatus();
   if (disk === null) return payloads;
   const { alarm, freeBytes, totalBytes, reserveBytes, clearBytes, probeError } = disk;
-  return { ...payloads, disk: { alarm, freeBytes, totalBytes, reserveBytes, clearBytes, probeError } };
+  const sample = { alarm, freeBytes, totalBytes, reserveBytes, clearBytes, probeError };
+  return { ...payloads, disk: sample };
 }

@@ -127,7 +127,8 @@ export class PayloadScrubber {
       this.timer = null;
       if (this.host.closed()) return;
       const ended = this.tick();
-      this.schedule(ended ? SCRUB_REST_MS : this.passes === 0 ? SCRUB_TICK_MS_FIRST : SCRUB_TICK_MS);
+      const tickMs = this.passes === 0 ? SCRUB_TICK_MS_FIRST : SCRUB_TICK_MS;
+      this.schedule(ended ? SCRUB_REST_MS : tickMs);
     }, delayMs);
   }
 }

@@ -107,7 +107,11 @@ export class MemoryReplicaPayloads extends MemoryPayloadStore implements Replica
 }
 
 /** The payload of `seq` in a memory store if it holds one of `byteLength` bytes, else null. */
-function heldPayload(store: MemoryPayloadStore, seq: number, byteLength: number): Uint8Array | null {
+function heldPayload(
+  store: MemoryPayloadStore,
+  seq: number,
+  byteLength: number,
+): Uint8Array | null {
   try {
     return store.read(seq, seq, byteLength);
   } catch {
