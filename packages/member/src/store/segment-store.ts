@@ -262,8 +262,10 @@ export class SegmentStore implements ReplicaPayloadStore {
         }
         offset = end;
       }
-    } catch {
+    } catch (error) {
       // A read error ends this segment's scan: what it held is fetched from peers instead.
+      // Anything else (the engine's assertions in `take`) is a bug: it goes on up.
+      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
     } finally {
       fs.closeSync(fd);
     }
