@@ -119,6 +119,32 @@ describe('a replica keeps the good copies it holds', () => {
     }
   });
 
+  it('on memory storage too: a member sent a snapshot after a restart fetches no payload', async () => {
+    const raft = { ...FAST_RAFT, snapshotEntries: 16, retainEntries: 0 };
+    const c = await TestCluster.start(['n1', 'n2', 'n3'], { raft });
+    cluster = c;
+    await Promise.all([...c.members.values()].map((member) => member.ready()));
+    const primary = await c.primary();
+    await primary.service.createQueue('default', 'q', {});
+    for (let i = 0; i < 20; i++) await send(primary.service, 'q', payloadOf(i));
+    await c.converged('default');
+    const behind = c.ids.find((id) => id !== primary.id)!;
+    const expected = storedDigests(c.member(behind));
+    const lastIndex = c.member(behind).replica('default')!.status().lastIndex;
+
+    await c.stopMember(behind);
+    for (let i = 0; i < 40; i++) await primary.service.updateQueue('default', 'q', { maxRetries: 1 + (i % 5) });
+    await waitFor(() => primary.replica('default')!.status().snapshotIndex > lastIndex);
+    const member = await c.startMember(behind);
+    await member.ready();
+    await c.converged('default');
+    const status = member.replica('default')!.status();
+    // Its own snapshot needs nothing recovered: these are the leader's snapshot's payloads.
+    expect(status.payloadsRecovered).toBeGreaterThanOrEqual(20);
+    expect([status.payloadsMissing, status.payloadsFetched]).toEqual([0, 0]);
+    expect(storedDigests(member)).toEqual(expected);
+  });
+
   it('a bit flipped while down is found by the scrub, repaired from a peer and delivered right', async () => {
     // Snapshots every 8 entries: the victim's record is referenced by the damaged member's own
     // snapshot at restart (a message replayed from the log gets a new record instead).
