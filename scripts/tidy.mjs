@@ -43,17 +43,6 @@ export const SUITE_ROOTS = ['packages/testkit/src/conformance/'];
  */
 export const CLOCK_FILES = new Map([]);
 
-/**
- * TEMPORARY: files that other work in flight (issue 18) rewrites at the same time, so their long
- * lines and functions are fixed after those branches merge, not here (fixing them now would only
- * make merge conflicts). Their violations are printed as `pending` and do not fail the check.
- * The lead empties this list after the merges; a file that passes is reported so it can go.
- */
-export const PENDING_FILES = new Map([
-  // heal: member/src/store/*, payload-fetch.ts, spool-replica.ts, readiness in member.ts.
-  ['packages/member/src/cluster/spool-replica.ts', 'heal'],
-]);
-
 const TIMER_NAMES = new Set(['setTimeout', 'setInterval', 'setImmediate']);
 const CRYPTO_MODULES = new Set(['crypto', 'node:crypto']);
 const TIMER_MODULES = new Set(['timers', 'node:timers', 'timers/promises', 'node:timers/promises']);
@@ -193,23 +182,16 @@ export function sourceFiles(root) {
 /**
  * Checks `files` under `root`: each `{ file, as }` reads `file` and judges it as if it stood at the
  * repository-relative path `as`. Prints each violation; returns the exit status: 1 if any file
- * outside PENDING_FILES has one, else 0.
+ * has one, else 0.
  */
 export function runTidy(root, files, log = console.log) {
   let failures = 0;
-  let pending = 0;
   for (const { file, as } of files) {
     const violations = tidyFile(as, readFileSync(resolve(root, file), 'utf8'));
-    const owner = PENDING_FILES.get(as);
-    for (const v of violations) {
-      const tag = owner === undefined ? '' : ` (pending: ${owner})`;
-      log(`${v.path}:${v.line}: ${v.rule}: ${v.message}${tag}`);
-    }
-    if (owner === undefined) failures += violations.length;
-    else if (violations.length === 0) log(`${as}: passes, remove it from PENDING_FILES`);
-    else pending += violations.length;
+    for (const v of violations) log(`${v.path}:${v.line}: ${v.rule}: ${v.message}`);
+    failures += violations.length;
   }
-  log(`tidy: ${files.length} files, ${failures} violations, ${pending} pending`);
+  log(`tidy: ${files.length} files, ${failures} violations`);
   return failures === 0 ? 0 : 1;
 }
 

@@ -62,10 +62,15 @@ export function diskOf(
 /**
  * What `/readyz` adds about the member's disk: the alarm and the latest sample. A member under
  * the alarm stays ready (consumers must reach it to drain it); the detail says why sends fail.
+ * And the spools whose replica here lacks payloads (not ready while it fetches them: see
+ * Member.isServiceReady).
  */
 export function readyDetailOf(member: Member): Readonly<Record<string, unknown>> {
+  const lacking = member.payloadsLacking();
+  const payloads = lacking.length === 0 ? {} : { payloadsLacking: lacking };
   const disk = member.diskStatus();
-  if (disk === null) return {};
+  if (disk === null) return payloads;
   const { alarm, freeBytes, totalBytes, reserveBytes, clearBytes, probeError } = disk;
-  return { disk: { alarm, freeBytes, totalBytes, reserveBytes, clearBytes, probeError } };
+  const sample = { alarm, freeBytes, totalBytes, reserveBytes, clearBytes, probeError };
+  return { ...payloads, disk: sample };
 }

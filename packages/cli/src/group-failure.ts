@@ -6,7 +6,12 @@
 // does, and each step is logged here. Messages from peers that contradict the member's log are
 // dropped and logged, never fatal.
 
-import type { BallastEvent, RecoveryEvent, UnrepairedPayload } from '@spoolmq/member';
+import type {
+  BallastEvent,
+  RecoveryEvent,
+  ScrubFinding,
+  UnrepairedPayload,
+} from '@spoolmq/member';
 import type { TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
@@ -23,6 +28,7 @@ export interface GroupFailureWatch {
     readonly onDiskBallast: (event: BallastEvent) => void;
     readonly onStorageRecovery: (event: RecoveryEvent) => void;
     readonly onPayloadUnrepaired: (report: UnrepairedPayload) => void;
+    readonly onPayloadScrubBad: (finding: ScrubFinding) => void;
   };
   /** Resolves with the first failed group's name. */
   readonly failed: Promise<string>;
@@ -61,6 +67,7 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       onStorageRecovery: (event) => logRecovery(logger, event),
       onDiskBallast: (event) => logBallast(logger, event),
       onPayloadUnrepaired: (report) => logUnrepaired(logger, report),
+      onPayloadScrubBad: (finding) => logScrubBad(logger, finding),
     },
   };
 }
@@ -137,6 +144,18 @@ function logUnrepaired(logger: Logger | undefined, report: UnrepairedPayload): v
     `spool ${spool} queue ${queue} message seq ${seq}: its payload failed its checksum or is ` +
       `missing here and ${where}; the message stays unavailable (mq_member_spool_payloads_` +
       'unrepaired) and is asked for again; everything else is served',
+  );
+}
+
+/** One line per bad payload record the background scrub found: a good copy is fetched. */
+function logScrubBad(logger: Logger | undefined, finding: ScrubFinding): void {
+  const { group, queue, seq, problem } = finding;
+  const spool = group.slice('spool:'.length, group.lastIndexOf('#'));
+  logger?.error(
+    { event: 'payload_scrub_bad', spool, queue, seq, group, problem },
+    `spool ${spool} queue ${queue} message seq ${seq}: the scrub found its payload record bad ` +
+      `here (${problem}); the message reads unavailable until a good copy is fetched from ` +
+      'another replica (mq_member_spool_payloads_scrub_bad_total)',
   );
 }
 

@@ -77,6 +77,30 @@ const SPOOL_METRICS: readonly (readonly [
     'Payloads fetched from other replicas.',
     (s) => s.payloadsFetched,
   ],
+  [
+    'mq_member_spool_payloads_recovered_total',
+    'counter',
+    'Payloads a restored snapshot lacked that this replica still held (not fetched).',
+    (s) => s.payloadsRecovered,
+  ],
+  [
+    'mq_member_spool_payloads_scrubbed_total',
+    'counter',
+    'Payload records the background scrub read and checked.',
+    (s) => s.payloadsScrubbed,
+  ],
+  [
+    'mq_member_spool_payloads_scrub_bad_total',
+    'counter',
+    'Payload records the scrub found bad (a good copy is fetched).',
+    (s) => s.payloadsScrubBad,
+  ],
+  [
+    'mq_member_spool_scrub_passes_total',
+    'counter',
+    'Scrub passes completed over every live payload record since the start.',
+    (s) => s.scrubPasses,
+  ],
 ];
 
 /** Storage counters and gauges of a member (one engine shared by all its groups). */

@@ -70,6 +70,25 @@ describe('a Raft group that stops on its own state', () => {
     );
   });
 
+  it('logs a payload record the scrub found bad in one error line naming spool, queue and seq', () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    const problem = 'checksum mismatch at 3:4096';
+    watch.hooks.onPayloadScrubBad({ group: 'spool:acme/default#3', queue: 'jobs', seq: 9, problem });
+    expect(c.logs).toHaveLength(1);
+    expect(c.logs[0]).toMatchObject({
+      level: 50,
+      event: 'payload_scrub_bad',
+      spool: 'acme/default',
+      queue: 'jobs',
+      seq: 9,
+      problem,
+    });
+    expect(String(c.logs[0]!['msg'])).toMatch(
+      /^spool acme\/default queue jobs message seq 9: the scrub found .*checksum mismatch.* fetched/,
+    );
+  });
+
   it('logs a storage recovery (start and retries at error level, the end at info), never exits', async () => {
     const c = captureIo();
     const watch = watchGroupFailures(c.io.logger);

@@ -53,6 +53,10 @@ const status: MemberStatus = {
       payloadReadFailures: 3,
       payloadsFetched: 1,
       payloadsRejected: 0,
+      payloadsRecovered: 40,
+      payloadsScrubbed: 512,
+      payloadsScrubBad: 1,
+      scrubPasses: 1,
     },
   ],
   depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, unavailable: 1, total: 11, dataBytes: 4096 }],
@@ -76,6 +80,10 @@ describe('renderMemberMetrics', () => {
     expect(text).toContain(`mq_member_spool_payloads_missing${labels} 2\n`);
     expect(text).toContain(`mq_member_spool_payloads_unrepaired${labels} 1\n`);
     expect(text).toContain(`mq_member_spool_payload_read_failures_total${labels} 3\n`);
+    expect(text).toContain(`mq_member_spool_payloads_recovered_total${labels} 40\n`);
+    expect(text).toContain(`mq_member_spool_payloads_scrubbed_total${labels} 512\n`);
+    expect(text).toContain(`mq_member_spool_payloads_scrub_bad_total${labels} 1\n`);
+    expect(text).toContain(`mq_member_spool_scrub_passes_total${labels} 1\n`);
   });
 
   it('reports queue depth by state, leases and stored totals of the spools served here', () => {

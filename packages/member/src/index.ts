@@ -112,6 +112,7 @@ export {
 } from './cluster/storage-recovery.js';
 export { notPrimary, proposalError } from './cluster/cluster-errors.js';
 export { type UnrepairedPayload } from './cluster/payload-fetch.js';
+export { type ScrubFinding } from './cluster/payload-scrub.js';
 export {
   encodeEntry,
   encodeBarrier,

@@ -14,6 +14,7 @@ import type { BallastEvent } from '../host/disk-ballast.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
 import type { HeapSampler } from '../host/memory-monitor.js';
 import type { UnrepairedPayload } from './payload-fetch.js';
+import type { ScrubFinding } from './payload-scrub.js';
 import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
@@ -105,6 +106,8 @@ export interface MemberOptions {
    * replica could give a good copy of: its message stays `unavailable` and is asked for again.
    */
   readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
+  /** Told of each payload record the background scrub found bad (its good copy is fetched). */
+  readonly onPayloadScrubBad?: (finding: ScrubFinding) => void;
   /** Source of the cluster secret and of API keys (default systemRandomBytes, node:crypto). */
   readonly randomBytes?: (bytes: number) => Uint8Array;
   /**

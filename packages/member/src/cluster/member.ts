@@ -769,15 +769,39 @@ export class Member implements AccountsHost {
     throw notPrimary(spool, null, record.replicas);
   }
 
-  /** Every local spool has a known (and, when it is this member, open) primary; secret known. */
+  /**
+   * Every local spool has a known (and, when it is this member, open) primary; secret known; and
+   * no replica here is still fetching payloads it lacks. Why the last: a member that lacks a
+   * payload (it was sent a snapshot, or a scrub or read found its copy bad) leaves the other
+   * replicas' copies as the only ones until the fetch ends, and a rolling restart (Kubernetes
+   * waits for /readyz before it stops the next member; so does the e2e rolling restart) or an
+   * operator must not take one of those down meanwhile. Payloads no replica could give
+   * (payloadsUnrepaired) do not count: waiting cannot help them, and the member must still
+   * serve everything else. The fetch starts at once, so readiness waits only for those bytes
+   * to arrive from a peer.
+   */
   private isServiceReady(): boolean {
     if (this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering) {
       return false;
     }
     for (const replica of this.replicas.values()) {
-      if (!replica.hasKnownPrimary()) return false;
+      if (!replica.hasKnownPrimary() || replica.payloadsFetching() > 0) return false;
     }
     return true;
+  }
+
+  /**
+   * For `/readyz` detail: the spools whose replica here lacks payloads, with how many it is
+   * fetching and how many no replica could give; empty when none lacks any.
+   */
+  payloadsLacking(): { spool: string; fetching: number; unrepaired: number }[] {
+    const out: { spool: string; fetching: number; unrepaired: number }[] = [];
+    for (const [spool, replica] of this.replicas) {
+      const { payloadsMissing, payloadsUnrepaired } = replica.status();
+      if (payloadsMissing === 0) continue;
+      out.push({ spool, fetching: replica.payloadsFetching(), unrepaired: payloadsUnrepaired });
+    }
+    return out;
   }
 
   private isMemberReady(): boolean {
@@ -939,6 +963,7 @@ export class Member implements AccountsHost {
       router: this.router,
       ...(bootstrap === undefined ? {} : { bootstrap }),
       clock: this.clock,
+      clusterClock: this.clusterClock,
       plan: this.plan,
       raft: this.raftTuning(),
       codecs: this.codecs,
@@ -953,6 +978,9 @@ export class Member implements AccountsHost {
       ...(options.onPayloadUnrepaired === undefined
         ? {}
         : { onPayloadUnrepaired: options.onPayloadUnrepaired }),
+      ...(options.onPayloadScrubBad === undefined
+        ? {}
+        : { onPayloadScrubBad: options.onPayloadScrubBad }),
     }).then(
       async (replica) => {
         this.starting.delete(spool);

@@ -32,11 +32,12 @@ import {
   type StorageDamage,
   type Transport,
 } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
+import { type Clock, monotonicClock, type TimerHandle } from '../host/clock.js';
 import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
 import { SpoolHost } from '../host/spool-host.js';
 import type { TokenCodec } from '../host/tokens.js';
+import { recoverHeldPayloads } from '../store/held-payloads.js';
 import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replica-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
@@ -48,6 +49,7 @@ import {
   servePayloadChunks,
 } from './payload-fetch.js';
 import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
+import { PayloadScrubber, type ScrubFinding } from './payload-scrub.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
 
@@ -82,6 +84,8 @@ export interface SpoolReplicaOptions {
   /** Founding replicas, used only when the storage holds nothing for the group. */
   readonly bootstrap?: readonly string[];
   readonly clock: Clock;
+  /** Time of the opening barrier's retry: Raft's (MemberOptions.clusterClock; monotonic). */
+  readonly clusterClock?: Clock;
   readonly plan: Plan;
   readonly raft?: RaftTuning;
   /** Null until the cluster secret is known; the replica opens as primary only with codecs. */
@@ -94,6 +98,8 @@ export interface SpoolReplicaOptions {
    * checksum here, or was never fetched): its message stays unavailable, fetched again later.
    */
   readonly onPayloadUnrepaired?: (report: UnrepairedPayload) => void;
+  /** Told of each payload record the background scrub found bad (payload-scrub.ts). */
+  readonly onPayloadScrubBad?: (finding: ScrubFinding) => void;
 }
 
 export interface SpoolReplicaStatus {
@@ -125,6 +131,13 @@ export interface SpoolReplicaStatus {
   /** Payloads fetched from other replicas, and fetched bytes rejected by their checksum. */
   readonly payloadsFetched: number;
   readonly payloadsRejected: number;
+  /** Payloads a restored snapshot's messages lacked that this replica's own store still held. */
+  readonly payloadsRecovered: number;
+  /** Payload records the background scrub read and checked, and found bad. */
+  readonly payloadsScrubbed: number;
+  readonly payloadsScrubBad: number;
+  /** Scrub passes completed over every live record since the start. */
+  readonly scrubPasses: number;
 }
 
 const GROUP_PREFIX = 'spool:';
@@ -160,13 +173,15 @@ export class SpoolReplica implements StateMachine {
   private codecs: ClusterCodecs | null;
   /** Term whose barrier is proposed (0: none in flight). */
   private openingTerm = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private retryTimer: TimerHandle | null = null;
   private closed = false;
   /** Why the node stopped (a storage failure), or null. */
   private failure: Error | null = null;
   private openings = 0;
   private restores = 0;
   private payloadReadFailures = 0;
+  /** Payloads found in this replica's own store after a restore (not fetched). */
+  private payloadsRecovered = 0;
   private readonly payloads: ReplicaPayloadStore;
   /**
    * The payload-store checkpoint of the snapshot taken or installed here last, for its save:
@@ -176,6 +191,7 @@ export class SpoolReplica implements StateMachine {
    */
   private pendingCheckpoint: number | null = null;
   private readonly fetcher: PayloadFetcher;
+  private readonly scrubber: PayloadScrubber;
   /** Which hand-off record, if any, the next opening takes over. */
   private readonly handOffs = new HandOffTracker();
   /** The member is stopping: this replica never opens as primary again. */
@@ -207,12 +223,28 @@ export class SpoolReplica implements StateMachine {
       filled: (queueGen) => this.payloadFilled(queueGen),
       unrepaired: (report) => this.options.onPayloadUnrepaired?.(report),
     });
+    this.scrubber = new PayloadScrubber({
+      group: this.group,
+      clock: options.clock,
+      engine: () => this.engineValue,
+      store: payloads,
+      closed: () => this.closed || this.failure !== null,
+      found: (finding) => this.payloadScrubbedBad(finding),
+    });
+  }
+
+  /** The scrub found a bad record (its location is dropped): fetch a good copy now. */
+  private payloadScrubbedBad(finding: ScrubFinding): void {
+    this.fetcher.kick();
+    this.options.onPayloadScrubBad?.(finding);
   }
 
   /** A fetched payload was stored: receivers parked on its queue may take its message now. */
   private payloadFilled(queueGen: number): void {
     const queue = this.engineValue.queueByGen(queueGen);
     if (queue !== undefined) this.host?.payloadRestored(queue);
+    // The member's readiness waits for the last missing payload (see Member.isServiceReady).
+    if (this.engineValue.state.missingPayloads === 0) this.options.onChange?.();
   }
 
   /** A payload read failed here (the host dropped its location): fetch a good copy. */
@@ -256,6 +288,13 @@ export class SpoolReplica implements StateMachine {
     node.on('error', (error) => this.onNodeStopped(error));
     if (node.isLeader()) this.beginOpening(node.term());
     if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    this.scrubber.start();
+  }
+
+  /** Payloads this replica lacks and still hopes to fetch (missing, less unrepaired). */
+  payloadsFetching(): number {
+    // Reports are forgotten at the next pass once settled: never below 0 meanwhile.
+    return Math.max(0, this.engineValue.state.missingPayloads - this.fetcher.unrepairedCount);
   }
 
   /** Payloads fetched from other replicas so far (after snapshots installed here). */
@@ -360,9 +399,11 @@ export class SpoolReplica implements StateMachine {
 
   /**
    * Replaces the engine by the snapshot's (never while serving: a leader installs none). At
-   * start it is this replica's own saved snapshot, whose payload locations are valid here; later
-   * it comes from the leader: nothing stored here is referenced any more, and the payloads the
-   * snapshot's messages need are fetched (see fetchMissing).
+   * start it is this replica's saved snapshot, whose payload locations are valid here when it
+   * took it itself; later it comes from the leader: nothing stored here is referenced any more
+   * (the old records stay readable until the next snapshot is saved), the payloads the
+   * snapshot's messages need are taken from this replica's own store where it holds them, and
+   * the rest fetched (restorePayloads).
    */
   restore(chunks: Iterable<Uint8Array>): void {
     this.stepDown();
@@ -374,6 +415,16 @@ export class SpoolReplica implements StateMachine {
     this.handOffs.reset();
     this.engineValue = SpoolEngine.fromSnapshot(chunks, this.options.plan, this.payloads);
     this.restores++;
+    this.restorePayloads(installed);
+  }
+
+  /**
+   * The payload part of a restore: the payloads the restored messages lack are first looked for
+   * in this replica's own store by seq (held-payloads.ts), and only the rest fetched from peers.
+   * At start too: the saved snapshot may be one installed from another replica.
+   */
+  private restorePayloads(installed: boolean): void {
+    this.payloadsRecovered += recoverHeldPayloads(this.engineValue, this.payloads);
     if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
   }
 
@@ -437,6 +488,10 @@ export class SpoolReplica implements StateMachine {
       payloadReadFailures: this.payloadReadFailures,
       payloadsFetched: this.fetcher.fetched,
       payloadsRejected: this.fetcher.rejected,
+      payloadsRecovered: this.payloadsRecovered,
+      payloadsScrubbed: this.scrubber.scrubbed,
+      payloadsScrubBad: this.scrubber.bad,
+      scrubPasses: this.scrubber.passes,
     };
   }
 
@@ -479,7 +534,8 @@ export class SpoolReplica implements StateMachine {
     if (this.closed) return;
     this.closed = true;
     this.stepDown();
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.scrubber.stop();
+    if (this.retryTimer !== null) this.retryClock.clearTimer(this.retryTimer);
     this.retryTimer = null;
     this.options.router.remove(this.group);
     await this.nodeValue?.close();
@@ -611,12 +667,11 @@ export class SpoolReplica implements StateMachine {
     if (this.openingTerm === term) this.openingTerm = 0;
     const node = this.node;
     if (this.closed || !node.isLeader() || node.term() !== term || this.retryTimer !== null) return;
-    // Raft runs on the real monotonic clock (RaftNode ticks with setInterval); so does this retry.
-    this.retryTimer = setTimeout(() => {
+    // On Raft's time (the cluster clock), as the ticks whose turn it waits for.
+    this.retryTimer = this.retryClock.setTimer(() => {
       this.retryTimer = null;
       if (node.isLeader() && node.term() === term) this.beginOpening(term);
     }, this.tickMs);
-    this.retryTimer.unref();
   }
 
   /**
@@ -637,6 +692,10 @@ export class SpoolReplica implements StateMachine {
     this.log = null;
     host.close();
     this.options.onChange?.();
+  }
+
+  private get retryClock(): Clock {
+    return this.options.clusterClock ?? monotonicClock;
   }
 
   private get clock(): Clock {

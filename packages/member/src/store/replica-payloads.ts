@@ -5,6 +5,13 @@
 
 import { MemoryPayloadStore, type PayloadStore } from '@spoolmq/engine';
 
+/**
+ * Told of each verified record of a wanted payload the store still holds: the caller gives its
+ * message the payload (engine.fillPayload), whose append then reuses the record in place.
+ * Returns whether the message took it.
+ */
+export type HeldPayloadTaker = (seq: number, payload: Uint8Array) => boolean;
+
 export interface ReplicaPayloadStore extends PayloadStore {
   /**
    * Marks the state as it is now, for a snapshot of it; returns the checkpoint number (ever
@@ -13,8 +20,26 @@ export interface ReplicaPayloadStore extends PayloadStore {
   checkpoint(): number;
   /** The snapshot of `checkpoint` is saved durably: what no saved snapshot needs may go. */
   saved(checkpoint: number): void;
-  /** The state was replaced by another replica's snapshot: nothing held is referenced now. */
+  /**
+   * The state was replaced by another replica's snapshot: nothing held is referenced now. What
+   * is held stays readable (recoverHeld) until a snapshot begun after this is saved.
+   */
   retireAll(): void;
+  /**
+   * Looks for the payloads `wanted` (seq -> byte length) among everything this store still
+   * holds, retired or not, by seq: each record that holds that seq with that length and passes
+   * its checksum goes to `take`, and the append it leads to reuses the record (no copy). Used
+   * after a snapshot whose locations mean nothing here (another replica's, or one saved before
+   * its payloads were fetched), so only what this replica really lacks is fetched from peers.
+   * Reads every stored byte at most once; memory beyond `wanted` stays bounded. Returns how many
+   * payloads were taken.
+   */
+  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): number;
+  /**
+   * Reads the record of `seq` at `location` from the medium (never from a cache) and checks it:
+   * null when intact, else why not (a scrub finds latent bad bytes this way).
+   */
+  verify(seq: number, location: number, byteLength: number): string | null;
   /** At start, after the saved snapshot was restored: drops what it does not reference. */
   sweep(): void;
   /** Makes every appended payload durable. Rejects on an I/O failure. */
@@ -24,18 +49,49 @@ export interface ReplicaPayloadStore extends PayloadStore {
   destroy(): Promise<void>;
 }
 
-/** The in-memory replica store: payloads by seq, nothing to sync or reclaim by segment. */
+/**
+ * The in-memory replica store: payloads by seq, nothing to sync or reclaim by segment. Retired
+ * payloads stay readable for recoverHeld until a later snapshot is saved, as the segment
+ * store's retired segments do.
+ */
 export class MemoryReplicaPayloads extends MemoryPayloadStore implements ReplicaPayloadStore {
   private checkpoints = 0;
+  /** Payloads retired (newest first) with the checkpoint count at which each was retired. */
+  private retired: { readonly store: MemoryPayloadStore; readonly at: number }[] = [];
 
   checkpoint(): number {
     return ++this.checkpoints;
   }
 
-  saved(): void {}
+  saved(checkpoint: number): void {
+    this.retired = this.retired.filter((retired) => retired.at >= checkpoint);
+  }
 
   retireAll(): void {
+    if (this.count > 0) this.retired.unshift({ store: this.clone(), at: this.checkpoints });
     this.clear();
+  }
+
+  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): number {
+    let taken = 0;
+    for (const [seq, byteLength] of wanted) {
+      for (const store of [this, ...this.retired.map((retired) => retired.store)]) {
+        const payload = heldPayload(store, seq, byteLength);
+        if (payload === null) continue;
+        if (take(seq, payload)) taken++;
+        break;
+      }
+    }
+    return taken;
+  }
+
+  verify(seq: number, location: number, byteLength: number): string | null {
+    try {
+      this.read(seq, location, byteLength);
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
   }
 
   sweep(): void {}
@@ -46,5 +102,19 @@ export class MemoryReplicaPayloads extends MemoryPayloadStore implements Replica
 
   async destroy(): Promise<void> {
     this.clear();
+    this.retired = [];
+  }
+}
+
+/** The payload of `seq` in a memory store if it holds one of `byteLength` bytes, else null. */
+function heldPayload(
+  store: MemoryPayloadStore,
+  seq: number,
+  byteLength: number,
+): Uint8Array | null {
+  try {
+    return store.read(seq, seq, byteLength);
+  } catch {
+    return null;
   }
 }

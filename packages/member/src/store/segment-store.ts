@@ -12,6 +12,12 @@
 // Reclaim: the store counts, per segment, the records the state references. A segment whose
 // count falls to zero is retired, and deleted once a snapshot begun after that moment is saved:
 // until then the saved snapshot may still point into it. No record is rewritten in place.
+//
+// Recovery by seq: a snapshot from another replica carries locations that mean nothing here, so
+// after installing one the replica asks `recoverHeld` for the payloads its messages need. The
+// store scans its segment files (retired ones too: they are deleted only once the next snapshot
+// is saved), checks each wanted record, and the append that follows reuses the record in place.
+// The seq index exists only during that scan: the store keeps no per-message state.
 
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -20,7 +26,7 @@ import { promisify } from 'node:util';
 import { PAYLOAD_MISSING, PayloadError, assert } from '@spoolmq/engine';
 import { StorageError } from '@spoolmq/raft';
 import type { PayloadCache } from './payload-cache.js';
-import type { ReplicaPayloadStore } from './replica-payloads.js';
+import type { HeldPayloadTaker, ReplicaPayloadStore } from './replica-payloads.js';
 import { RECORD_HEADER_BYTES, checkRecord, encodeRecordHeader } from './segment-record.js';
 
 export const SEGMENT_BYTES_DEFAULT = 64 * 1024 * 1024;
@@ -28,6 +34,8 @@ export const SEGMENT_BYTES_DEFAULT = 64 * 1024 * 1024;
 const LOCATION_SPAN = 2 ** 32;
 /** Read descriptors kept open per store (older segments are reopened on demand). */
 const READ_FDS_MAX = 8;
+/** Bytes a recovery scan reads at a time (headers of small records come many to a read). */
+const SCAN_BLOCK_BYTES = 1024 * 1024;
 const ID_FILE = 'store-id';
 const FORMAT_LINE = 'mq-payload-segments 1';
 const SEGMENT_FILE = /^([0-9a-f]{8})\.seg$/;
@@ -77,6 +85,8 @@ export class SegmentStore implements ReplicaPayloadStore {
   private checkpoints = 0;
   private failure: Error | null = null;
   private closed = false;
+  /** During recoverHeld: the record the next append of its seq reuses instead of writing. */
+  private reusing: { readonly seq: number; readonly location: number } | null = null;
 
   private constructor(options: SegmentStoreOptions, id: string, nos: readonly number[]) {
     this.dir = options.dir;
@@ -118,6 +128,14 @@ export class SegmentStore implements ReplicaPayloadStore {
    * store then opens with a fresh head segment), as it does LevelDB's.
    */
   append(seq: number, payload: Uint8Array): number {
+    const reuse = this.reusing;
+    if (reuse !== null && reuse.seq === seq) {
+      // recoverHeld checked this record: it holds exactly these bytes. Not cached: `payload`
+      // is a view into the scan's block.
+      this.reusing = null;
+      this.adopt(reuse.location, payload.byteLength);
+      return reuse.location;
+    }
     this.checkWritable();
     const recordBytes = RECORD_HEADER_BYTES + payload.byteLength;
     const header = encodeRecordHeader(seq, payload);
@@ -149,14 +167,9 @@ export class SegmentStore implements ReplicaPayloadStore {
     const offset = location - no * LOCATION_SPAN;
     if (!this.segments.has(no)) throw new PayloadError(seq, `segment ${no} is gone`);
     const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
-    let filled = 0;
+    let filled: number;
     try {
-      const fd = this.readFd(no);
-      while (filled < record.byteLength) {
-        const count = fs.readSync(fd, record, filled, record.byteLength - filled, offset + filled);
-        if (count === 0) break;
-        filled += count;
-      }
+      filled = readFully(this.readFd(no), record, offset);
     } catch (error) {
       throw new PayloadError(seq, `read failed (${(error as Error).message})`);
     }
@@ -167,6 +180,96 @@ export class SegmentStore implements ReplicaPayloadStore {
     const payload = new Uint8Array(record.buffer, start, byteLength);
     this.cache.put(this, location, payload);
     return payload;
+  }
+
+  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): number {
+    if (this.closed || wanted.size === 0) return 0;
+    const open = new Map(wanted);
+    let taken = 0;
+    // Newest first: live records gather in newer segments (compaction moves them forward).
+    const nos = [...this.segments.keys()].sort((a, b) => b - a);
+    for (const no of nos) {
+      if (open.size === 0) break;
+      taken += this.scanSegment(no, open, take);
+    }
+    return taken;
+  }
+
+  verify(seq: number, location: number, byteLength: number): string | null {
+    if (location === PAYLOAD_MISSING) return 'no location';
+    const no = Math.floor(location / LOCATION_SPAN);
+    const offset = location - no * LOCATION_SPAN;
+    if (!this.segments.has(no)) return `segment ${no} is gone`;
+    const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
+    let filled: number;
+    try {
+      filled = readFully(this.readFd(no), record, offset);
+    } catch (error) {
+      return `read failed (${(error as Error).message})`;
+    }
+    const problem = checkRecord(record.subarray(0, filled), seq, byteLength);
+    return problem === null ? null : `${problem} at ${no}:${offset}`;
+  }
+
+  /**
+   * Walks the records of segment `no` from its start, handing each intact record of a seq in
+   * `open` (with the wanted length) to `take`; taken seqs leave `open`. Stops at a record that
+   * runs past the file's end (a torn tail, or a length bit flipped: what follows cannot be
+   * framed) and on a read error (those payloads are fetched from peers instead).
+   */
+  private scanSegment(no: number, open: Map<number, number>, take: HeldPayloadTaker): number {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.segmentPath(no), 'r');
+    } catch {
+      return 0;
+    }
+    let taken = 0;
+    try {
+      const size = fs.fstatSync(fd).size;
+      const block = Buffer.allocUnsafe(Math.min(SCAN_BLOCK_BYTES, size));
+      let blockStart = 0;
+      let blockEnd = 0;
+      let offset = 0;
+      while (offset + RECORD_HEADER_BYTES <= size && open.size > 0) {
+        if (offset + RECORD_HEADER_BYTES > blockEnd) {
+          blockStart = offset;
+          blockEnd = offset + readFully(fd, block, offset);
+          if (blockEnd - offset < RECORD_HEADER_BYTES) break;
+        }
+        const at = offset - blockStart;
+        const byteLength = block.readUInt32BE(at);
+        const seq = block.readDoubleBE(at + 8);
+        const end = offset + RECORD_HEADER_BYTES + byteLength;
+        if (end > size) break;
+        if (open.get(seq) === byteLength) {
+          let record: Buffer;
+          if (end <= blockEnd) {
+            record = block.subarray(at, at + RECORD_HEADER_BYTES + byteLength);
+          } else {
+            record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
+            record = record.subarray(0, readFully(fd, record, offset));
+          }
+          if (checkRecord(record, seq, byteLength) === null) {
+            this.reusing = { seq, location: no * LOCATION_SPAN + offset };
+            try {
+              if (take(seq, record.subarray(RECORD_HEADER_BYTES))) taken++;
+            } finally {
+              this.reusing = null;
+            }
+            open.delete(seq);
+          }
+        }
+        offset = end;
+      }
+    } catch (error) {
+      // A read error ends this segment's scan: what it held is fetched from peers instead.
+      // Anything else (the engine's assertions in `take`) is a bug: it goes on up.
+      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+    } finally {
+      fs.closeSync(fd);
+    }
+    return taken;
   }
 
   adopt(location: number, byteLength: number): void {
@@ -332,6 +435,17 @@ export class SegmentStore implements ReplicaPayloadStore {
   private segmentPath(no: number): string {
     return join(this.dir, `${no.toString(16).padStart(8, '0')}.seg`);
   }
+}
+
+/** Reads into `buffer` from `position` until it is full or the file ends; the bytes read. */
+function readFully(fd: number, buffer: Buffer, position: number): number {
+  let filled = 0;
+  while (filled < buffer.byteLength) {
+    const count = fs.readSync(fd, buffer, filled, buffer.byteLength - filled, position + filled);
+    if (count === 0) break;
+    filled += count;
+  }
+  return filled;
 }
 
 /** The store's id, from its id file, or a new one written atomically. */

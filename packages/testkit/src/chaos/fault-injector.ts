@@ -7,7 +7,9 @@
 // A wiped or corrupted member is recovered only once it is rebuilt: ready, every Raft group it
 // hosts applied up to the commit index the other members had reached when it came back, and
 // none still awaiting repair of entries lost to bad bytes, nor still fetching payloads it lacks
-// (a replica sent a snapshot holds its payloads only once fetched). Until then
+// (a replica sent a snapshot holds its payloads only once fetched), and each spool replica's
+// payload scrub has made its first pass (a bit flipped in a payload record is latent until read
+// or scrubbed; the pass has the copy it finds bad fetched while the others are good). Until then
 // its data exists on one other member only, so a second fault then would be a second failure
 // while the first is still under way (the schedule's one-fault-at-a-time model). A member that
 // is not rebuilt within REBUILD_TIMEOUT_MS fails the run.
@@ -167,11 +169,16 @@ export class FaultInjector {
         const unrepaired = [...damaged].filter(([, value]) => value !== 0).map(([group]) => group);
         const missing = await groupValues(node, 'mq_member_spool_payloads_missing');
         const fetching = [...missing].filter(([, value]) => value !== 0);
-        if (lagging.length === 0 && unrepaired.length === 0 && fetching.length === 0) return;
+        const passes = await groupValues(node, 'mq_member_spool_scrub_passes_total');
+        const spools = [...targets.keys()].filter((group) => group.startsWith('spool:'));
+        const unscrubbed = spools.filter((group) => (passes.get(group) ?? 0) < 1);
+        const whole = fetching.length === 0 && unscrubbed.length === 0;
+        if (lagging.length === 0 && unrepaired.length === 0 && whole) return;
         behind = lagging.map(([group, index]) => `${group} ${applied.get(group)}/${index}`).join();
         if (unrepaired.length > 0) behind += ` damaged: ${unrepaired.join()}`;
         const payloads = fetching.map(([group, count]) => `${group} ${count}`).join();
         if (fetching.length > 0) behind += ` payloads still missing: ${payloads}`;
+        if (unscrubbed.length > 0) behind += ` not scrubbed yet: ${unscrubbed.join()}`;
       }
       await new Promise((resolve) => setTimeout(resolve, REBUILD_POLL_MS));
     }
