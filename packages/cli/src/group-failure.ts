@@ -50,9 +50,10 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       },
       onTornTail: (report) => {
         // A sole member's corrupt snapshot is found again at every start attempt: log it once.
-        if (report.reason === 'snapshot-kept') {
-          if (keptSnapshots.has(report.group)) return;
-          keptSnapshots.add(report.group);
+        if (report.reason === 'snapshot-kept' || report.reason === 'hard-state-lost') {
+          const key = `${report.reason} ${report.group}`;
+          if (keptSnapshots.has(key)) return;
+          keptSnapshots.add(key);
         }
         logTornTail(logger, report);
       },
@@ -91,6 +92,17 @@ function logTornTail(logger: Logger | undefined, report: TornTailReport): void {
       `raft group ${group}: its snapshot file failed its checksum (bad bytes on disk) and no ` +
         'peer holds a copy (sole member): what it held is lost, so this group stays down while ' +
         'the others serve (mq_member_storage_snapshots_corrupt_total)',
+    );
+    return;
+  }
+  if (reason === 'hard-state-lost') {
+    logger?.error(
+      { group, reason },
+      `raft group ${group}: its hard state record and the record's copy both failed their ` +
+        'checksums (bad bytes on disk); its vote is unknown and voting again could elect two ' +
+        'leaders in one term, so this group stays down while the others serve; move its ' +
+        'replica to another member to rebuild it from peers ' +
+        '(mq_member_storage_hard_states_lost_total)',
     );
     return;
   }

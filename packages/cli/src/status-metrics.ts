@@ -165,6 +165,12 @@ const STORAGE_METRICS: readonly (readonly [
     (s) => s.hardStatesRestored,
   ],
   [
+    'mq_member_storage_hard_states_lost_total',
+    'counter',
+    'Loads that found a hard state record and its copy both unreadable (the group stays down).',
+    (s) => s.hardStatesLost,
+  ],
+  [
     'mq_member_storage_pending_bytes',
     'gauge',
     'Bytes staged, not yet durable.',

@@ -53,6 +53,21 @@ describe('a Raft group that stops on its own state', () => {
     expect(String(c.logs[1]!['msg'])).toMatch(/no peer holds a copy .* stays down/);
   });
 
+  it('logs a hard state lost with its copy once per group: the group stays down', () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    for (const group of ['spool:a/q#1', 'spool:a/q#1', 'spool:b/q#1']) {
+      watch.hooks.onTornTail({ group, firstDroppedIndex: 0, droppedEntries: 0, reason: 'hard-state-lost' });
+    }
+    expect(c.logs.map((record) => [record['level'], record['group']])).toEqual([
+      [50, 'spool:a/q#1'],
+      [50, 'spool:b/q#1'],
+    ]);
+    expect(String(c.logs[0]!['msg'])).toMatch(
+      /hard state record and the record's copy both failed .* stays down while the others serve/,
+    );
+  });
+
   it('logs a payload no replica could repair in one error line naming spool, queue and seq', () => {
     const c = captureIo();
     const watch = watchGroupFailures(c.io.logger);

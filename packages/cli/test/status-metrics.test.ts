@@ -175,6 +175,7 @@ describe('renderMemberMetrics storage', () => {
     snapshotsCorrupt: 0,
     tornEntriesDropped: 0,
     hardStatesRestored: 1,
+    hardStatesLost: 2,
   };
 
   it('exports the engine counters, gauges and a cumulative fsync latency histogram', () => {
@@ -188,6 +189,7 @@ describe('renderMemberMetrics storage', () => {
     expect(text).toContain('mq_member_storage_bytes_written_total{member="n1"} 65536\n');
     expect(text).toContain('mq_member_storage_snapshots_written_total{member="n1"} 1\n');
     expect(text).toContain('mq_member_storage_hard_states_restored_total{member="n1"} 1\n');
+    expect(text).toContain('mq_member_storage_hard_states_lost_total{member="n1"} 2\n');
     expect(text).toContain('mq_member_storage_pending_bytes{member="n1"} 100\n');
     expect(text).toContain('# TYPE mq_member_storage_fsync_seconds histogram\n');
     expect(text).toContain('mq_member_storage_fsync_seconds_bucket{member="n1",le="0.00025"} 2\n');

@@ -47,8 +47,14 @@ type Fill = (span: LogSpan, batch: Batch) => void;
 /** Whether a call needs an fsync, or how to decide it when it is staged. */
 type MustSync = boolean | (() => boolean);
 
-/** Why load dropped the tail of a group's log. */
-export type TornTailReason = 'checksum' | 'gap' | 'term' | 'snapshot' | 'snapshot-kept';
+/** Why load dropped the tail of a group's log, or refused to load it. */
+export type TornTailReason =
+  | 'checksum'
+  | 'gap'
+  | 'term'
+  | 'snapshot'
+  | 'snapshot-kept'
+  | 'hard-state-lost';
 
 export interface TornTailReport {
   readonly group: GroupId;
@@ -56,7 +62,8 @@ export interface TornTailReport {
    * Index of the first dropped entry (the first one that failed); 1 for reason `snapshot` (a
    * snapshot file failed its checksum: the state it held and the entries after it are gone) and
    * for `snapshot-kept` (the same, in a load that may not drop it: nothing was dropped, and
-   * the load fails `corrupt`).
+   * the load fails `corrupt`); 0 for `hard-state-lost` (the hard state record and its copy
+   * both fail their checksums: nothing is dropped, the load fails `corrupt`).
    */
   readonly firstDroppedIndex: number;
   readonly droppedEntries: number;
@@ -443,6 +450,9 @@ class LevelGroupStorage implements GroupStorage {
       return { hardState: record, restored: false, copyStale: !current };
     }
     if (copy === null) {
+      // Reported at every load attempt (the member retries); the listener logs it once.
+      this.context.commit.stats.hardStatesLost++;
+      this.reportTorn(0, 'hard-state-lost', 0);
       throw new StorageError(
         'corrupt',
         `group ${this.group}: hard state fails its checksum and has no good copy; its vote ` +

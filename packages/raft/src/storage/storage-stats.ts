@@ -45,6 +45,8 @@ export interface StorageStats {
   readonly tornEntriesDropped: number;
   /** Hard state records found unreadable on load and restored from their copy. */
   readonly hardStatesRestored: number;
+  /** Loads that found the hard state record and its copy both unreadable (the group stays down). */
+  readonly hardStatesLost: number;
 }
 
 /** Mutable counters behind `StorageStats`; owned by one engine. */
@@ -66,6 +68,7 @@ export class StatsRecorder {
   snapshotsCorrupt = 0;
   tornEntriesDropped = 0;
   hardStatesRestored = 0;
+  hardStatesLost = 0;
 
   /** Records one durable batch of `calls` calls, `entries` entries and `bytes` bytes. */
   recordBatch(calls: number, entries: number, bytes: number, latencyMs: number): void {
@@ -114,6 +117,7 @@ export class StatsRecorder {
       snapshotsCorrupt: this.snapshotsCorrupt,
       tornEntriesDropped: this.tornEntriesDropped,
       hardStatesRestored: this.hardStatesRestored,
+      hardStatesLost: this.hardStatesLost,
     };
   }
 }

@@ -207,7 +207,7 @@ describe('LevelStorageEngine on disk', () => {
   });
 
   it('refuses to load a group whose hard state and its copy both fail their checksums', async () => {
-    const { directory, reopen } = await setup();
+    const { directory, reports, reopen } = await setup();
     await writeTwoBatches(reopen);
     const keys = new GroupKeys('spool:s');
     await tamper(directory, keys.hardState, flipLast);
@@ -217,6 +217,14 @@ describe('LevelStorageEngine on disk', () => {
       (error: unknown) => isStorageError(error) && error.kind === 'corrupt' && /no good copy/.test(error.message),
     );
     expect(await engine.groups()).toEqual(['spool:s']); // still listed: nothing was deleted
+    // Said once per attempt, for the operator's log line and metric.
+    expect(reports.pop()).toEqual({
+      group: 'spool:s',
+      firstDroppedIndex: 0,
+      droppedEntries: 0,
+      reason: 'hard-state-lost',
+    });
+    expect(engine.stats().hardStatesLost).toBe(1);
     await engine.close();
   });
 
