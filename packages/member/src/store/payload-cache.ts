@@ -8,6 +8,21 @@ import { assert } from '@spoolmq/engine';
 /** Default cache budget of a member, bytes. */
 export const PAYLOAD_CACHE_BYTES_DEFAULT = 64 * 1024 * 1024;
 
+/**
+ * Heap an entry costs beside its payload's bytes: the entry, its map slot and the typed array
+ * object. Charged so that small payloads cannot hold the heap far past the budget (64 MiB of
+ * 128-byte payloads would otherwise be about 0.5M entries and 80 MiB more heap).
+ */
+export const CACHE_ENTRY_OVERHEAD_BYTES = 160;
+
+/**
+ * A payload that is a view into a buffer larger than this many times its own size plus a page
+ * (an AppendEntries frame, a pooled slab) is copied before it is cached: the view would keep the
+ * whole buffer alive, which the budget does not count.
+ */
+const VIEW_SLACK_FACTOR = 2;
+const VIEW_SLACK_BYTES = 4096;
+
 interface Entry {
   readonly owner: object;
   readonly location: number;
@@ -24,7 +39,7 @@ export class PayloadCache {
   hits = 0;
   misses = 0;
 
-  /** `bytesMax`: payload bytes held at most (0 disables the cache). */
+  /** `bytesMax`: payload bytes and entry overheads held at most (0 disables the cache). */
   constructor(readonly bytesMax: number = PAYLOAD_CACHE_BYTES_DEFAULT) {
     assert(Number.isSafeInteger(bytesMax) && bytesMax >= 0, 'cache bytes must be >= 0');
   }
@@ -45,19 +60,23 @@ export class PayloadCache {
     return entry.payload;
   }
 
-  /** Caches `payload` unless it alone exceeds a quarter of the budget (it would evict too much). */
+  /**
+   * Caches `payload` (a copy, if it is a small view of a large buffer) unless it alone exceeds a
+   * quarter of the budget (it would evict too much).
+   */
   put(owner: object, location: number, payload: Uint8Array): void {
-    if (payload.byteLength * 4 > this.bytesMax) return;
+    if (costOf(payload) * 4 > this.bytesMax) return;
     this.drop(owner, location);
     let map = this.owners.get(owner);
     if (map === undefined) {
       map = new Map();
       this.owners.set(owner, map);
     }
-    const entry: Entry = { owner, location, payload, newer: null, older: null };
+    const kept = retainsMore(payload) ? new Uint8Array(payload) : payload;
+    const entry: Entry = { owner, location, payload: kept, newer: null, older: null };
     map.set(location, entry);
     this.linkNewest(entry);
-    this.bytes += payload.byteLength;
+    this.bytes += costOf(kept);
     while (this.bytes > this.bytesMax && this.oldest !== null) this.remove(this.oldest);
   }
 
@@ -79,7 +98,7 @@ export class PayloadCache {
     const map = this.owners.get(entry.owner)!;
     map.delete(entry.location);
     if (map.size === 0) this.owners.delete(entry.owner);
-    this.bytes -= entry.payload.byteLength;
+    this.bytes -= costOf(entry.payload);
   }
 
   private linkNewest(entry: Entry): void {
@@ -98,4 +117,14 @@ export class PayloadCache {
     entry.newer = null;
     entry.older = null;
   }
+}
+
+/** What an entry holding `payload` charges the budget: its bytes and the entry's overhead. */
+function costOf(payload: Uint8Array): number {
+  return payload.byteLength + CACHE_ENTRY_OVERHEAD_BYTES;
+}
+
+/** Whether `payload` keeps a buffer alive much larger than itself. */
+function retainsMore(payload: Uint8Array): boolean {
+  return payload.buffer.byteLength > payload.byteLength * VIEW_SLACK_FACTOR + VIEW_SLACK_BYTES;
 }
