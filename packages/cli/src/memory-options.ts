@@ -2,34 +2,53 @@
 // (MQ_MEMORY_HIGH_PERCENT), the share of the V8 heap limit above which the member refuses sends
 // and queue creation with 503 unavailable (receive, ack and delete go on), and what the member
 // shows of it: the `/readyz` detail, the `mq_member_memory_*` metrics and the operator log's
-// lines when the alarm rises or clears (see packages/member/src/host/memory-watermark.ts).
+// lines when the alarm rises or clears (see packages/member/src/host/memory-watermark.ts). Also
+// `--payload-cache` (MQ_PAYLOAD_CACHE): the budget of the member's cache of recent payloads, the
+// other configured part of its memory.
 
 import { Families } from '@spoolmq/gateway';
 import type { Member, MemberStatus, MemoryMonitorStatus } from '@spoolmq/member';
 import { type Env, flagOrEnv } from './cluster-options.js';
+import { parseSizeBytes } from './disk-options.js';
 import type { OperatorEvent } from './operator-log.js';
 import { UsageError } from './usage-error.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 
-export const MEMORY_FLAGS = { 'memory-high-percent': { type: 'string' } } as const;
+export const MEMORY_FLAGS = {
+  'memory-high-percent': { type: 'string' },
+  'payload-cache': { type: 'string' },
+} as const;
 
 export const MEMORY_USAGE = `\
   --memory-high-percent N
                       Share of the heap limit (node --max-old-space-size) in use above which
                       sends and queue creation answer 503 (receive, ack, delete go on);
                       cleared 10 points below. An integer 11-99, default 80.
-                      Env MQ_MEMORY_HIGH_PERCENT.`;
+                      Env MQ_MEMORY_HIGH_PERCENT.
+  --payload-cache SIZE
+                      Memory for recent payloads, so consumers that keep up read from memory;
+                      each entry is charged its bytes plus 256. Bytes, or with KiB, MiB, GiB;
+                      0 turns it off. Default 64MiB. Env MQ_PAYLOAD_CACHE.`;
 
-/** The high mark when given (flag over environment); {} for the default. */
-export function memoryOf(flags: Flags, env: Env): { readonly memoryHighPercent?: number } {
+export interface MemoryOptions {
+  readonly memoryHighPercent?: number;
+  readonly payloadCacheBytes?: number;
+}
+
+/** The high mark and the cache budget when given (flag over environment); {} for defaults. */
+export function memoryOf(flags: Flags, env: Env): MemoryOptions {
   const given = flagOrEnv(flags, 'memory-high-percent', env, 'MQ_MEMORY_HIGH_PERCENT');
-  if (given === undefined) return {};
+  const cache = flagOrEnv(flags, 'payload-cache', env, 'MQ_PAYLOAD_CACHE');
+  const out: { memoryHighPercent?: number; payloadCacheBytes?: number } = {};
+  if (cache !== undefined) out.payloadCacheBytes = parseSizeBytes(cache.value, cache.source);
+  if (given === undefined) return out;
   const percent = /^\d{2}$/.test(given.value) ? Number(given.value) : NaN;
   if (!(percent >= 11 && percent <= 99)) {
     throw new UsageError(`${given.source} must be an integer 11-99, got '${given.value}'`);
   }
-  return { memoryHighPercent: percent };
+  out.memoryHighPercent = percent;
+  return out;
 }
 
 /**

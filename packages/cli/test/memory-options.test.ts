@@ -33,6 +33,14 @@ describe('memory options', () => {
     expect(() => memoryOf({}, { MQ_MEMORY_HIGH_PERCENT: '5' })).toThrow(/MQ_MEMORY_HIGH_PERCENT/);
   });
 
+  it('reads the payload cache budget as a size, the flag over the environment', () => {
+    expect(memoryOf({ 'payload-cache': '8MiB' }, { MQ_PAYLOAD_CACHE: '1GiB' })).toEqual({
+      payloadCacheBytes: 8 * 1024 * 1024,
+    });
+    expect(memoryOf({}, { MQ_PAYLOAD_CACHE: '0' })).toEqual({ payloadCacheBytes: 0 });
+    expect(() => memoryOf({ 'payload-cache': 'lots' }, {})).toThrow(/--payload-cache/);
+  });
+
   it('logs the memory alarm raised (warn) and cleared (info), also both between two polls', () => {
     const ok = status(memory(false, 0, 500));
     const high = status(memory(true, 1, 850));

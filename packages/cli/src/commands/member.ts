@@ -101,6 +101,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly diskBallastBytes?: number;
   /** Heap share in percent above which growth is refused (MemberOptions.memoryHighPercent). */
   readonly memoryHighPercent?: number;
+  /** Budget of the cache of recent payloads (MemberOptions.payloadCacheBytes). */
+  readonly payloadCacheBytes?: number;
 }
 
 export interface MemberHandle {
@@ -256,7 +258,12 @@ export async function startMember(
     listen: options.listen,
     dataDir: options.dataDir,
     join: options.join,
-    ...given(options, ['diskReserveBytes', 'diskBallastBytes', 'memoryHighPercent']),
+    ...given(options, [
+      'diskReserveBytes',
+      'diskBallastBytes',
+      'memoryHighPercent',
+      'payloadCacheBytes',
+    ]),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,
     onRefused: refusalLogger(logger),

@@ -78,6 +78,8 @@ export interface ServeOptions extends HttpListen, AdminListen {
   readonly diskPollMs?: number;
   /** Heap share in percent above which growth is refused (MemberOptions.memoryHighPercent). */
   readonly memoryHighPercent?: number;
+  /** Budget of the cache of recent payloads (MemberOptions.payloadCacheBytes). */
+  readonly payloadCacheBytes?: number;
   /** Tests: reads the heap instead of v8.getHeapStatistics, at most every `memoryPollMs`. */
   readonly memorySampler?: HeapSampler;
   readonly memoryPollMs?: number;
@@ -231,6 +233,7 @@ function memberDiskOptions(options: ServeOptions) {
     'diskProbe',
     'diskPollMs',
     'memoryHighPercent',
+    'payloadCacheBytes',
     'memorySampler',
     'memoryPollMs',
   ]);

@@ -67,6 +67,13 @@ async function statusOnceUsed(server: ServeHandle, usedBytes: number): Promise<v
 }
 
 describe('mq serve with its heap near the limit', () => {
+  it('parses --payload-cache and MQ_PAYLOAD_CACHE into the member option', () => {
+    expect(parseServeArgs(['--payload-cache', '8MiB'], {})).toMatchObject({
+      payloadCacheBytes: 8 * 1024 * 1024,
+    });
+    expect(parseServeArgs([], { MQ_PAYLOAD_CACHE: '0' })).toMatchObject({ payloadCacheBytes: 0 });
+  });
+
   it('parses --memory-high-percent and MQ_MEMORY_HIGH_PERCENT', () => {
     expect(parseServeArgs(['--memory-high-percent', '75'], {})).toMatchObject({ memoryHighPercent: 75 });
     expect(parseServeArgs([], { MQ_MEMORY_HIGH_PERCENT: '90' })).toMatchObject({ memoryHighPercent: 90 });

@@ -9,19 +9,20 @@ import { assert } from '@spoolmq/engine';
 export const PAYLOAD_CACHE_BYTES_DEFAULT = 64 * 1024 * 1024;
 
 /**
- * Heap an entry costs beside its payload's bytes: the entry, its map slot and the typed array
- * object. Charged so that small payloads cannot hold the heap far past the budget (64 MiB of
- * 128-byte payloads would otherwise be about 0.5M entries and 80 MiB more heap).
+ * Memory an entry costs beside its payload's buffer: the entry, its map slot, and the typed array
+ * and array buffer objects (measured in a heap snapshot of `mq serve`: about 290 bytes with
+ * 128-byte payloads). Charged so that small payloads cannot hold the heap far past the budget
+ * (64 MiB of 128-byte payloads would otherwise be 0.5M entries and about 140 MiB more).
  */
-export const CACHE_ENTRY_OVERHEAD_BYTES = 160;
+export const CACHE_ENTRY_OVERHEAD_BYTES = 256;
 
 /**
- * A payload that is a view into a buffer larger than this many times its own size plus a page
- * (an AppendEntries frame, a pooled slab) is copied before it is cached: the view would keep the
- * whole buffer alive, which the budget does not count.
+ * A payload that is a view into a buffer larger than twice its own size plus this slack (an
+ * AppendEntries frame, a pooled slab) is copied before it is cached: the view would keep the
+ * whole buffer alive. One that is not copied (a view of its own log entry) is charged its whole
+ * buffer.
  */
-const VIEW_SLACK_FACTOR = 2;
-const VIEW_SLACK_BYTES = 4096;
+const VIEW_SLACK_BYTES = 256;
 
 interface Entry {
   readonly owner: object;
@@ -65,7 +66,7 @@ export class PayloadCache {
    * quarter of the budget (it would evict too much).
    */
   put(owner: object, location: number, payload: Uint8Array): void {
-    if (costOf(payload) * 4 > this.bytesMax) return;
+    if (payload.byteLength + CACHE_ENTRY_OVERHEAD_BYTES > this.bytesMax / 4) return;
     this.drop(owner, location);
     let map = this.owners.get(owner);
     if (map === undefined) {
@@ -119,12 +120,15 @@ export class PayloadCache {
   }
 }
 
-/** What an entry holding `payload` charges the budget: its bytes and the entry's overhead. */
+/**
+ * What an entry holding `payload` charges the budget: the buffer it keeps alive (its own bytes,
+ * or at most about twice that: see retainsMore) and the entry's overhead.
+ */
 function costOf(payload: Uint8Array): number {
-  return payload.byteLength + CACHE_ENTRY_OVERHEAD_BYTES;
+  return payload.buffer.byteLength + CACHE_ENTRY_OVERHEAD_BYTES;
 }
 
 /** Whether `payload` keeps a buffer alive much larger than itself. */
 function retainsMore(payload: Uint8Array): boolean {
-  return payload.buffer.byteLength > payload.byteLength * VIEW_SLACK_FACTOR + VIEW_SLACK_BYTES;
+  return payload.buffer.byteLength > payload.byteLength * 2 + VIEW_SLACK_BYTES;
 }

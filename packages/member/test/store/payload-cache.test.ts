@@ -28,8 +28,8 @@ describe('PayloadCache', () => {
 
   it('copies a small view of a large buffer instead of keeping the whole buffer alive', () => {
     const cache = new PayloadCache(1 << 20);
-    const frame = new Uint8Array(256 * 1024).fill(7);
-    const view = frame.subarray(1000, 1100);
+    const frame = new Uint8Array(600).fill(7); // a small HTTP request holding the payload
+    const view = frame.subarray(400, 500);
     cache.put({}, 1, view);
     const owner = {};
     cache.put(owner, 1, view);
@@ -39,10 +39,14 @@ describe('PayloadCache', () => {
     const whole = new Uint8Array(100);
     cache.put(owner, 2, whole);
     expect(cache.get(owner, 2)).toBe(whole); // not a view of anything larger: kept as it is
+    const nearly = new Uint8Array(400).subarray(0, 100); // within the slack: kept, charged 400
+    cache.put(owner, 3, nearly);
+    expect(cache.get(owner, 3)).toBe(nearly);
+    expect(cache.byteCount).toBe(cost(100) * 4 + 300); // two owners hold the first view
   });
 
   it('keeps owners apart and forgets one whole', () => {
-    const cache = new PayloadCache(1000);
+    const cache = new PayloadCache(cost(20) * 4);
     const a = {};
     const b = {};
     cache.put(a, 1, bytes(10));
