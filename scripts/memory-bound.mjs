@@ -7,7 +7,8 @@
 // every 503 came before an append (the queue holds exactly the messages answered 201, less those
 // acked), every receive and ack under the alarm succeeds, and the alarm clears by itself. Prints what it saw; exits 1 on a violation.
 // Bounded: at most SENDS_MAX sends and PHASE_SECONDS_MAX seconds a phase. About a minute.
-//   HEAP_MIB=96 CLIENTS=64 node scripts/memory-bound.mjs
+//   HEAP_MIB=96 CLIENTS=64 PAYLOAD_CACHE=4MiB node scripts/memory-bound.mjs   (the cache's
+//   budget, mq serve's --payload-cache; default 64MiB)
 import { randomBytes } from 'node:crypto';
 import { ServeProcess } from '../packages/testkit/dist/cluster/index.js';
 
@@ -27,7 +28,8 @@ const violation = (what) => {
   console.log(`VIOLATION: ${what}`);
 };
 
-const serve = await ServeProcess.start({ nodeArgs: [`--max-old-space-size=${HEAP_MIB}`] });
+const cacheEnv = process.env.PAYLOAD_CACHE === undefined ? {} : { MQ_PAYLOAD_CACHE: process.env.PAYLOAD_CACHE };
+const serve = await ServeProcess.start({ nodeArgs: [`--max-old-space-size=${HEAP_MIB}`], env: cacheEnv });
 const root = serve.baseUrl.replace(/\/v1$/, '');
 const auth = { authorization: `Bearer ${await serve.apiKey()}` };
 const v1 = `${serve.baseUrl}/spools/default`;
