@@ -503,7 +503,7 @@ export class Member implements AccountsHost {
    * metadata (an engine with a newer plan than lagging metadata is not behind).
    */
   private planBehind(engine: SpoolEngine, plan: Plan): boolean {
-    return engine.state.planVersion < this.planEpoch && !samePlan(engine.plan, plan);
+    return engine.planVersion < this.planEpoch && !samePlan(engine.plan, plan);
   }
 
   /** The replica set a new spool named `name` gets (min(members, replicasPerSpool)). */

@@ -24,7 +24,7 @@
 // as a replica may come back. (The passes in a row keep a replica that is itself still fetching
 // the payload from raising a false alarm.)
 
-import { PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
+import { type MessageCursor, PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
 import type { Clock } from '../host/clock.js';
 import { payloadChecksum } from '../store/segment-record.js';
 
@@ -91,8 +91,9 @@ export function servePayloadChunks(
     chunks.push(null);
     sums.push(null);
     const queue = engine.queueByGen(queueGen);
-    const message = queue?.order.find(seq);
-    if (message === undefined) return; // not held here (behind, or removed): cannot tell
+    const message = queue === undefined ? undefined : engine.message(queue, seq);
+    // Not held here (behind, or removed): cannot tell.
+    if (queue === undefined || message === undefined) return;
     if (message.location === PAYLOAD_MISSING) {
       missing.push(index);
       return;
@@ -104,7 +105,7 @@ export function servePayloadChunks(
     } catch {
       // Unreadable here too: another replica may have it. This replica drops its bad copy, so
       // it fetches a good one itself (the caller sees missingPayloads grow).
-      engine.dropPayload(queue!, message);
+      engine.dropPayload(queue, message);
       missing.push(index);
       return;
     }
@@ -201,7 +202,7 @@ export class PayloadFetcher {
   }
 
   private async run(): Promise<void> {
-    while (!this.host.closed() && this.host.engine().state.missingPayloads > 0) {
+    while (!this.host.closed() && this.host.engine().missingPayloadCount > 0) {
       const progress = await this.pass();
       if (progress) {
         this.retryMs = FETCH_RETRY_MS_MIN;
@@ -256,28 +257,17 @@ export class PayloadFetcher {
   }
 
   /** The next missing payloads after `cursor` (moved past them), about one chunk's worth. */
-  private collect(engine: SpoolEngine, cursor: { queueGen: number; seq: number }): Item[] {
+  private collect(engine: SpoolEngine, cursor: MessageCursor): Item[] {
     const items: Item[] = [];
     let bytes = 0;
-    // In generation order: the cursor moves forward through queues as through seqs (a restored
-    // state holds its queues in name order).
-    const gens = [...engine.state.queuesByGen.keys()].sort((a, b) => a - b);
-    for (const queueGen of gens) {
-      if (queueGen < cursor.queueGen) continue;
-      const queue = engine.state.queuesByGen.get(queueGen)!;
-      const after = queueGen === cursor.queueGen ? cursor.seq : 0;
-      queue.order.scanAfter(after, (message) => {
-        if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
-        cursor.queueGen = queueGen;
-        cursor.seq = message.seq;
-        if (message.location !== PAYLOAD_MISSING) return true;
-        const offset = this.partials.get(message.seq)?.filled ?? 0;
-        items.push([queueGen, message.seq, offset]);
-        bytes += message.byteLength - offset;
-        return true;
-      });
-      if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) break;
-    }
+    engine.walkMessages(cursor, (queue, message) => {
+      if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
+      if (message.location !== PAYLOAD_MISSING) return true;
+      const offset = this.partials.get(message.seq)?.filled ?? 0;
+      items.push([queue.gen, message.seq, offset]);
+      bytes += message.byteLength - offset;
+      return true;
+    });
     return items;
   }
 
@@ -318,7 +308,7 @@ export class PayloadFetcher {
       const chunk = gathered.chunks[i];
       const sum = gathered.sums[i];
       if (typeof chunk !== 'string' || typeof sum !== 'number') return;
-      const message = engine.queueByGen(queueGen)?.order.find(seq);
+      const message = engine.messageByGen(queueGen, seq);
       if (message === undefined || message.location !== PAYLOAD_MISSING) return;
       let partial = this.partials.get(seq);
       if (partial !== undefined && partial.sum !== sum) {
@@ -371,7 +361,7 @@ export class PayloadFetcher {
       }
       if (this.reported.has(seq)) return;
       const queue = engine.queueByGen(queueGen);
-      if (queue?.order.find(seq)?.location !== PAYLOAD_MISSING) return;
+      if (queue === undefined || engine.message(queue, seq)?.location !== PAYLOAD_MISSING) return;
       const passes = (this.lackingPasses.get(seq) ?? 0) + 1;
       if (passes < UNREPAIRED_PASSES) {
         this.lackingPasses.set(seq, passes);
@@ -403,9 +393,5 @@ export class PayloadFetcher {
 
 /** Whether a live message `seq` of the spool lacks its payload here. */
 function isMissing(engine: SpoolEngine, seq: number): boolean {
-  for (const queue of engine.state.queues.values()) {
-    const message = queue.order.find(seq);
-    if (message !== undefined) return message.location === PAYLOAD_MISSING;
-  }
-  return false;
+  return engine.findMessage(seq)?.location === PAYLOAD_MISSING;
 }

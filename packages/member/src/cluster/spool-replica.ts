@@ -244,7 +244,7 @@ export class SpoolReplica implements StateMachine {
     const queue = this.engineValue.queueByGen(queueGen);
     if (queue !== undefined) this.host?.payloadRestored(queue);
     // The member's readiness waits for the last missing payload (see Member.isServiceReady).
-    if (this.engineValue.state.missingPayloads === 0) this.options.onChange?.();
+    if (this.engineValue.missingPayloadCount === 0) this.options.onChange?.();
   }
 
   /** A payload read failed here (the host dropped its location): fetch a good copy. */
@@ -287,14 +287,14 @@ export class SpoolReplica implements StateMachine {
     node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
     node.on('error', (error) => this.onNodeStopped(error));
     if (node.isLeader()) this.beginOpening(node.term());
-    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    if (this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
     this.scrubber.start();
   }
 
   /** Payloads this replica lacks and still hopes to fetch (missing, less unrepaired). */
   payloadsFetching(): number {
     // Reports are forgotten at the next pass once settled: never below 0 meanwhile.
-    return Math.max(0, this.engineValue.state.missingPayloads - this.fetcher.unrepairedCount);
+    return Math.max(0, this.engineValue.missingPayloadCount - this.fetcher.unrepairedCount);
   }
 
   /** Payloads fetched from other replicas so far (after snapshots installed here). */
@@ -309,9 +309,9 @@ export class SpoolReplica implements StateMachine {
   servePayloads(items: unknown): FetchAnswer {
     const parsed = parseFetchItems(items);
     if (parsed === null) throw new Error('malformed payload fetch');
-    const missingBefore = this.engineValue.state.missingPayloads;
+    const missingBefore = this.engineValue.missingPayloadCount;
     const answer = servePayloadChunks(this.engineValue, parsed);
-    const lost = this.engineValue.state.missingPayloads - missingBefore;
+    const lost = this.engineValue.missingPayloadCount - missingBefore;
     if (lost > 0) {
       // Copies that failed their checksum here while serving: fetch good ones too.
       this.payloadReadFailures += lost;
@@ -385,7 +385,7 @@ export class SpoolReplica implements StateMachine {
     const target = this.payloads.compactionTarget?.() ?? null;
     if (target !== null) this.engineValue.relocatePayloads(target);
     // A payload found unreadable while relocating lost its location: fetch a good copy.
-    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    if (this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
     const writer: SnapshotWriter = this.engineValue.beginSnapshot();
     return {
       step: (budgetBytes) => {
@@ -425,7 +425,7 @@ export class SpoolReplica implements StateMachine {
    */
   private restorePayloads(installed: boolean): void {
     this.payloadsRecovered += recoverHeldPayloads(this.engineValue, this.payloads);
-    if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    if (installed && this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
   }
 
   // ---- Serving -----------------------------------------------------------------------------
@@ -483,7 +483,7 @@ export class SpoolReplica implements StateMachine {
       openings: this.openings,
       restores: this.restores,
       failure: this.failure?.message ?? null,
-      payloadsMissing: this.engineValue.state.missingPayloads,
+      payloadsMissing: this.engineValue.missingPayloadCount,
       payloadsUnrepaired: this.fetcher.unrepairedCount,
       payloadReadFailures: this.payloadReadFailures,
       payloadsFetched: this.fetcher.fetched,
@@ -517,7 +517,7 @@ export class SpoolReplica implements StateMachine {
     const host = this.host;
     const log = this.log;
     if (host !== null && log !== null && node.isLeader() && node.term() === log.term) {
-      const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+      const atMs = Math.max(this.clock.nowMs(), this.engineValue.lastAppliedAtMs);
       this.unsentRecord = encodeHandOff(atMs, host.handingOff());
     }
     this.stepDown();
@@ -611,7 +611,7 @@ export class SpoolReplica implements StateMachine {
     if (this.closed || this.lameDuck || node === null || this.codecs === null) return;
     if (this.openingTerm === term || this.log?.term === term) return;
     this.openingTerm = term;
-    const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+    const atMs = Math.max(this.clock.nowMs(), this.engineValue.lastAppliedAtMs);
     node.propose(encodeBarrier(atMs)).then(
       (proposed) => this.openIfLeading(term, proposed.index),
       () => this.barrierFailed(term),
@@ -636,7 +636,7 @@ export class SpoolReplica implements StateMachine {
     const codecs = this.codecs!; // `opens` checked it
     const { tokens, cursors, patterns } = codecs;
     const engine = this.engineValue;
-    const log = new RaftCommandLog(this.name, node, term, this.clock, engine.state.lastAppliedAtMs);
+    const log = new RaftCommandLog(this.name, node, term, this.clock, engine.lastAppliedAtMs);
     const host = new SpoolHost({
       name: this.name,
       engine,

@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Delivery, MqError, type SpoolService, encodeReplicatedState } from '@spoolmq/engine';
+import { type Delivery, MqError, type SpoolService } from '@spoolmq/engine';
 import { MemoryNetwork, MemoryStorageEngine, type StorageEngine } from '@spoolmq/raft';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
@@ -148,7 +148,7 @@ export class TestCluster {
       const commit = Math.max(...replicas.map((r) => r!.status().commitIndex));
       if (applied.some((a) => a !== commit)) return false;
       // Payload locations differ between replicas; the replicated state must not.
-      const snapshots = replicas.map((r) => Buffer.from(encodeReplicatedState(r!.engine.state)));
+      const snapshots = replicas.map((r) => Buffer.from(r!.engine.replicatedState()));
       if (!snapshots.every((s) => s.equals(snapshots[0]!))) return false;
       bytes = snapshots[0]!;
       return true;

@@ -70,7 +70,7 @@ describe('MemberAdmin', () => {
     await waitFor(() => replicas().every((replica) => replica.engine.plan.queuesPerSpoolMax === 1));
     for (const replica of replicas()) {
       expect(replica.engine.plan).toMatchObject({ queuesPerSpoolMax: 1, retentionLimitSeconds: 600 });
-      expect(replica.engine.state.planVersion).toBe(leader.meta.state.planEpoch);
+      expect(replica.engine.planVersion).toBe(leader.meta.state.planEpoch);
     }
     const service = (await c.primary('acme/default')).service;
     const created = await service.createQueue('acme/default', 'only', { retentionSeconds: 0 });

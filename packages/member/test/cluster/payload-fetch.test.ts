@@ -90,7 +90,7 @@ describe('servePayloadChunks over a bad copy', () => {
     const answer = servePayloadChunks(engine, [[queueGen, 1, 0], [queueGen, 2, 0]]);
     expect(answer.missing).toEqual([0]);
     expect(answer.chunks[1]).toBe(Buffer.alloc(5).toString('base64'));
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
   });
 });
 
@@ -172,7 +172,7 @@ describe('PayloadFetcher', () => {
     expect(engine.receive(queue, 0)).not.toBe(two); // 2 and 3 are held back: 4
     expect(two.where).toBe(Where.Unavailable);
     fetcher.kick();
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(engine.payloadOf(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
     expect(engine.payloadOf(queue.order.find(3)!)).toEqual(new Uint8Array(300 * 1024).fill(2));
     expect(two.where).toBe(Where.Ready);
@@ -186,10 +186,10 @@ describe('PayloadFetcher', () => {
     tamper.on = true;
     fetcher.kick();
     await until(() => fetcher.rejected > 0);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
     tamper.on = false;
     await clock.advance(FETCH_RETRY_MS_MIN);
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(engine.payloadOf(engine.queue('q')!.order.find(2)!)).toEqual(new Uint8Array(300 * 1024).fill(1));
   });
 
@@ -212,7 +212,7 @@ describe('PayloadFetcher', () => {
     peers['n2'] = engineWith(4, 300 * 1024);
     peers['n3'] = 'down';
     await clock.advance(FETCH_RETRY_MS_MAX);
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(fetcher.unrepairedCount).toBe(0);
     expect(unrepaired).toHaveLength(1);
   });
@@ -224,10 +224,10 @@ describe('PayloadFetcher', () => {
     await until(() => fetcher.rejected > 0);
     await clock.advance(0);
     expect(calls.length).toBeLessThanOrEqual(2);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
     tamper.grow = false;
     await clock.advance(FETCH_RETRY_MS_MIN);
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
   });
 
   it('a kick ends the pause at once: a payload lost while the fetcher backs off is fetched now', async () => {
@@ -240,7 +240,7 @@ describe('PayloadFetcher', () => {
     peers['n2'] = engineWith(4, 300 * 1024);
     engine.dropPayload(queue, queue.order.find(4)!);
     fetcher.kick();
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(fetcher.fetched).toBe(2);
   });
 
@@ -263,6 +263,6 @@ describe('PayloadFetcher', () => {
     fetcher.kick();
     await passes(clock, UNREPAIRED_PASSES * 2);
     expect(unrepaired).toEqual([]);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
   });
 });
