@@ -20,7 +20,7 @@ import {
   type SpoolEngine,
   type SpoolService,
 } from '@spoolmq/engine';
-import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/protocol';
+import { ACCOUNTS_CALL_PATH, type AuthTable, type PayloadItem } from '@spoolmq/protocol';
 import {
   GroupRouter,
   GrpcTransport,
@@ -60,6 +60,7 @@ import {
   type AccountWatcher,
   type AccountsHost,
   accountsServiceRegistration,
+  answerAdminCall,
 } from '../rpc/accounts-rpc.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { MemberAdmin } from './member-admin.js';
@@ -565,8 +566,13 @@ export class Member implements AccountsHost {
     return !this.closing && this.metaValue !== null && this.meta.node.leaderId() !== null;
   }
 
-  handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.admin.handleCall(request);
+  /**
+   * Runs an admin step another member forwarded (an encoded AdminCall); resolves the encoded
+   * AdminAnswer, a failed step's MqError inside. Throws WireError for a call that does not
+   * decode.
+   */
+  handleAdminCall(call: Uint8Array): Promise<Uint8Array> {
+    return answerAdminCall(this.admin, call);
   }
 
   private scheduleAuthPush(): void {
@@ -592,20 +598,17 @@ export class Member implements AccountsHost {
 
   /** This member's replica of `spool`, if it holds one. */
   /**
-   * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
-   * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
+   * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts; the
+   * items were checked as they were decoded). Throws 503 unavailable when no replica of it runs
+   * here.
    */
-  servePayloads(group: string, items: unknown): FetchAnswer {
+  servePayloads(group: string, items: readonly PayloadItem[]): FetchAnswer {
     const parsed = parseSpoolGroup(group);
     const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
     if (replica === undefined || replica.group !== group) {
       throw unavailable(`no replica of ${group} runs on this member`);
     }
-    try {
-      return replica.servePayloads(items);
-    } catch (error) {
-      throw new MqError('invalid_argument', String(error));
-    }
+    return replica.servePayloads(items);
   }
 
   replica(spool: string): SpoolReplica | undefined {
@@ -958,7 +961,7 @@ export class Member implements AccountsHost {
       memberId: this.id,
       storage: this.storageValue.group(group),
       openPayloads: () => this.payloads.open(group),
-      callMember: (member, request) => this.admin.call(member, request),
+      fetchPayloads: (member, step) => this.admin.fetchPayloads(member, step),
       transport: this.transport,
       router: this.router,
       ...(bootstrap === undefined ? {} : { bootstrap }),

@@ -32,6 +32,7 @@ import {
   type StorageDamage,
   type Transport,
 } from '@spoolmq/raft';
+import type { AdminStepOf, PayloadChunks, PayloadItem } from '@spoolmq/protocol';
 import { type Clock, monotonicClock, type TimerHandle } from '../host/clock.js';
 import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
@@ -45,7 +46,6 @@ import {
   type FetchAnswer,
   PayloadFetcher,
   type UnrepairedPayload,
-  parseFetchItems,
   servePayloadChunks,
 } from './payload-fetch.js';
 import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
@@ -72,13 +72,13 @@ export interface SpoolReplicaOptions {
    */
   readonly openPayloads?: () => ReplicaPayloadStore;
   /**
-   * Runs a call on another member (payload fetches after another replica's snapshot was
-   * installed here). Without it, missing payloads stay missing.
+   * Asks another member for payloads this replica lacks (after another replica's snapshot was
+   * installed here, or a copy failed its checksum). Without it, missing payloads stay missing.
    */
-  readonly callMember?: (
+  readonly fetchPayloads?: (
     member: string,
-    request: Record<string, unknown>,
-  ) => Promise<Record<string, unknown>>;
+    step: AdminStepOf<'payloads'>,
+  ) => Promise<PayloadChunks>;
   readonly transport: Transport;
   readonly router: GroupRouter;
   /** Founding replicas, used only when the storage holds nothing for the group. */
@@ -213,10 +213,10 @@ export class SpoolReplica implements StateMachine {
       group: this.group,
       engine: () => this.engineValue,
       sources: () => this.fetchSources(),
-      call: (member, request) => {
-        const call = this.options.callMember;
-        if (call === undefined) return Promise.reject(new Error('no calls to other members'));
-        return call(member, request);
+      fetch: (member, items) => {
+        const fetch = this.options.fetchPayloads;
+        if (fetch === undefined) return Promise.reject(new Error('no calls to other members'));
+        return fetch(member, { op: 'payloads', group: this.group, items });
       },
       closed: () => this.closed || this.failure !== null,
       clock: options.clock,
@@ -306,11 +306,9 @@ export class SpoolReplica implements StateMachine {
    * Answers another replica's payload fetch (see payload-fetch.ts): chunks of the payloads it
    * names, from this replica's store. Throws Error for malformed items.
    */
-  servePayloads(items: unknown): FetchAnswer {
-    const parsed = parseFetchItems(items);
-    if (parsed === null) throw new Error('malformed payload fetch');
+  servePayloads(items: readonly PayloadItem[]): FetchAnswer {
     const missingBefore = this.engineValue.missingPayloadCount;
-    const answer = servePayloadChunks(this.engineValue, parsed);
+    const answer = servePayloadChunks(this.engineValue, items);
     const lost = this.engineValue.missingPayloadCount - missingBefore;
     if (lost > 0) {
       // Copies that failed their checksum here while serving: fetch good ones too.

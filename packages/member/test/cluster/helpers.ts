@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Delivery, MqError, type SpoolService } from '@spoolmq/engine';
+import { decodeAdminStep } from '@spoolmq/protocol';
 import { MemoryNetwork, MemoryStorageEngine, type StorageEngine } from '@spoolmq/raft';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
@@ -88,15 +89,14 @@ export class TestCluster {
 
   /**
    * An admin step on member `to`, in process (the accounts service's Call without gRPC): the
-   * request and the answer go through JSON as they would on the wire; a stopped member fails the
-   * call as an unreachable one would.
+   * encoded call and answer, as on the wire; a stopped member fails the call as an unreachable
+   * one would.
    */
-  private async adminCall(to: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (request['op'] === 'payloads' && this.payloadGate !== null) await this.payloadGate;
+  private async adminCall(to: string, call: Uint8Array): Promise<Uint8Array> {
+    if (decodeAdminStep(call).op === 'payloads' && this.payloadGate !== null) await this.payloadGate;
     const member = this.members.get(to);
     if (member === undefined) throw new MqError('unavailable', `member ${to} did not answer`);
-    const answer = await member.handleCall(JSON.parse(JSON.stringify(request)) as Record<string, unknown>);
-    return JSON.parse(JSON.stringify(answer)) as Record<string, unknown>;
+    return member.handleAdminCall(call);
   }
 
   /** Holds every payload fetch between members until the returned function is called. */

@@ -93,7 +93,7 @@ describe('MemberAdmin membership', () => {
       raft: FAST_RAFT,
       join: true,
       // Admin steps in process, as the cluster's members run them (no gRPC here).
-      adminCall: (to, request) => (to === 'n4' ? joiner : c.member(to)).handleCall(request),
+      adminCall: (to, request) => (to === 'n4' ? joiner : c.member(to)).handleAdminCall(request),
     });
     try {
       // Not founded: it knows no secret until the leader adds it.
