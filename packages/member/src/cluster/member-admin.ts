@@ -8,7 +8,12 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@spoolmq/engine';
-import { type RaftNode, clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
+import {
+  type ClusterSecurity,
+  type RaftNode,
+  clientCredentials,
+  clusterChannelOptions,
+} from '@spoolmq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_CALL_PATH,
@@ -16,6 +21,8 @@ import {
   type AdminOp,
   type AdminStep,
   type AdminStepOf,
+  type PayloadChunks,
+  type PayloadItem,
   WireError,
   decodeAdminAnswer,
   encodeAdminStep,
@@ -44,9 +51,11 @@ import {
   resolveAccountPlan,
   spoolAccount,
 } from './meta-commands.js';
-import type { Member } from './member.js';
+import type { MemberOptions } from './member-options.js';
+import type { MetaReplica } from './meta-replica.js';
 import { type PlacedSpool, hostsReplica } from './meta-state.js';
 import { pickReplacement } from './placement.js';
+import type { SpoolReplica } from './spool-replica.js';
 
 /** Longest an admin change waits for every member and gateway to hold it. */
 export const PROPAGATION_WAIT_MS = 2_000;
@@ -98,6 +107,34 @@ function invalid(field: string, message: string): MqError {
   return new MqError('invalid_argument', message, { field });
 }
 
+/**
+ * What the admin backend needs of its member: the metadata replica, its spool replicas' leaders
+ * and nodes, readiness of a new spool, the auth push, payload serving and the way to reach other
+ * members. The member implements it; nothing here knows the member's other concerns.
+ */
+export interface AdminHost {
+  readonly id: string;
+  readonly meta: MetaReplica;
+  /** How this member's gRPC links are secured. */
+  readonly security: ClusterSecurity;
+  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
+  readonly adminCall: MemberOptions['adminCall'];
+  /** This member's replica of `spool`, if it holds one. */
+  replica(spool: string): Pick<SpoolReplica, 'leaderId' | 'node'> | undefined;
+  /** The gRPC address of member `id` (as configured). */
+  peerAddress(id: string): string | undefined;
+  /** The replica set a new spool named `name` gets. */
+  placeSpool(name: string): string[];
+  /** Whether this member's replica of `spool` knows its primary and serves its plan. */
+  spoolServed(spool: string): boolean;
+  /** Whether this member and every gateway watching it hold metadata index `index`. */
+  authPropagated(index: number): boolean;
+  /** Answers a payload fetch for spool group `group`; throws 503 unavailable. */
+  servePayloads(group: string, items: readonly PayloadItem[]): PayloadChunks;
+  /** The member is closing or closed. */
+  isClosing(): boolean;
+}
+
 export class MemberAdmin implements AdminBackend {
   private readonly clients = new Map<string, grpc.Client>();
 
@@ -106,7 +143,7 @@ export class MemberAdmin implements AdminBackend {
    * on it. `randomBytes` makes API keys.
    */
   constructor(
-    private readonly member: Member,
+    private readonly member: AdminHost,
     private readonly clock: Clock,
     private readonly randomBytes: (bytes: number) => Uint8Array,
   ) {}

@@ -63,7 +63,7 @@ import {
   answerAdminCall,
 } from '../rpc/accounts-rpc.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
-import { MemberAdmin } from './member-admin.js';
+import { type AdminHost, MemberAdmin } from './member-admin.js';
 import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
 import { hex, hostsReplica } from './meta-state.js';
 import { placeReplicas } from './placement.js';
@@ -157,7 +157,7 @@ const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
 /** Listeners of auth table changes (in-process gateways, watch streams). */
 const AUTH_LISTENERS_MAX = 2_048;
 
-export class Member implements AccountsHost {
+export class Member implements AccountsHost, AdminHost {
   readonly id: string;
   /** The admin API's backend (accounts, keys, plans, spools) on this member. */
   readonly admin: MemberAdmin;
