@@ -17,7 +17,6 @@ import {
   MqError,
   type Plan,
   resolvePlan,
-  type SpoolEngine,
   type SpoolService,
 } from '@spoolmq/engine';
 import { ACCOUNTS_CALL_PATH, type AuthTable, type PayloadItem } from '@spoolmq/protocol';
@@ -64,7 +63,7 @@ import {
 } from '../rpc/accounts-rpc.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
-import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
+import type { MetaCommand, MetaResult } from './meta-commands.js';
 import { hex, hostsReplica } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
@@ -72,6 +71,7 @@ import { type DrainableService, type MemberOptions, checkOptions } from './membe
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
+import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
 import {
@@ -167,12 +167,8 @@ export class Member implements AccountsHost, AdminHost {
   private authPushScheduled = false;
   /** The auth table version last pushed to the listeners. */
   private pushedAuthVersion = -1;
-  /** Each account spool's plan as the metadata says (spools outside accounts: none). */
-  private spoolPlans = new Map<string, Plan>();
-  /** The metadata's plan epoch when `spoolPlans` was computed (see MetaState.planEpoch). */
-  private planEpoch = 0;
-  /** Spools whose setPlan is being proposed here. */
-  private readonly planProposals = new Set<string>();
+  /** Keeps the served spools' engines on the metadata's plans. */
+  private readonly plans: PlanReconciler;
   private readonly peers: Record<string, string>;
   /** Routes each call to this member's replica of the spool while it is the primary. */
   readonly service: SpoolService;
@@ -242,6 +238,12 @@ export class Member implements AccountsHost, AdminHost {
     const randomBytes = options.randomBytes ?? systemRandomBytes;
     this.admin = new MemberAdmin(this, this.clusterClock, randomBytes);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
+    this.plans = new PlanReconciler({
+      replica: (spool) => this.replicas.get(spool),
+      spools: () => this.replicas.keys(),
+      clock: this.clusterClock,
+      retryMs: tickMs,
+    });
     this.mover = new ReplicaMover({
       id: this.id,
       metaState: () => this.metaValue?.state ?? null,
@@ -495,16 +497,7 @@ export class Member implements AccountsHost, AdminHost {
     const replica = this.replicas.get(spool);
     if (replica === undefined || !replica.hasKnownPrimary()) return false;
     if (replica.leaderId() !== this.id) return true;
-    const plan = this.spoolPlans.get(spool);
-    return plan === undefined || !this.planBehind(replica.engine, plan);
-  }
-
-  /**
-   * Whether the spool's engine runs a plan other than `plan` that is older than this member's
-   * metadata (an engine with a newer plan than lagging metadata is not behind).
-   */
-  private planBehind(engine: SpoolEngine, plan: Plan): boolean {
-    return engine.planVersion < this.planEpoch && !samePlan(engine.plan, plan);
+    return !this.plans.behind(spool, replica.engine);
   }
 
   /** The replica set a new spool named `name` gets (min(members, replicasPerSpool)). */
@@ -753,11 +746,10 @@ export class Member implements AccountsHost, AdminHost {
     const replica = this.replicas.get(spool);
     if (replica !== undefined) {
       const host = replica.servingHost();
-      const plan = this.spoolPlans.get(spool);
-      if (plan !== undefined && this.planBehind(replica.engine, plan)) {
+      if (this.plans.behind(spool, replica.engine)) {
         // The account's plan is not in the spool's log yet: nothing is served under another
         // plan. The gateway retries here shortly (this member is the primary).
-        this.reconcilePlan(spool);
+        this.plans.reconcile(spool);
         throw notPrimary(spool, this.id);
       }
       return host;
@@ -835,7 +827,7 @@ export class Member implements AccountsHost, AdminHost {
       this.grpcTransport?.recheckCalls();
     }
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
-    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
+    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshPlans();
     this.reconcile();
     this.queueReconcile(); // once the batch this entry is part of is applied (see watchMeta)
     if (command === null || MOVE_COMMANDS.has(command.type)) this.mover.kickAll();
@@ -867,47 +859,9 @@ export class Member implements AccountsHost, AdminHost {
   }
 
   /** Recomputes every account spool's plan from the metadata and logs the changed ones. */
-  private refreshSpoolPlans(): void {
+  private refreshPlans(): void {
     const state = this.metaValue?.state;
-    if (state === undefined) return;
-    const plans = new Map<string, Plan>();
-    for (const name of state.spools.keys()) {
-      const plan = state.planOfSpool(name);
-      if (plan !== null) plans.set(name, spoolPlanOf(plan));
-    }
-    this.spoolPlans = plans;
-    this.planEpoch = state.planEpoch;
-    for (const name of this.replicas.keys()) this.reconcilePlan(name);
-  }
-
-  /**
-   * While this member serves `spool` and its engine's plan differs from the metadata's, proposes
-   * a setPlan (one at a time per spool; retried a tick after a failure while still serving).
-   */
-  private reconcilePlan(spool: string): void {
-    const replica = this.replicas.get(spool);
-    const plan = this.spoolPlans.get(spool);
-    if (replica === undefined || plan === undefined || !replica.isServing()) return;
-    if (!this.planBehind(replica.engine, plan) || this.planProposals.has(spool)) return;
-    let host: SpoolHost;
-    try {
-      host = replica.servingHost();
-    } catch {
-      return; // not under the leader lease yet: the next change or call brings us back
-    }
-    this.planProposals.add(spool);
-    host.setPlan(plan, this.planEpoch).then(
-      () => {
-        this.planProposals.delete(spool);
-        this.reconcilePlan(spool); // the metadata may have moved on meanwhile
-      },
-      () => {
-        this.clusterClock.setTimer(() => {
-          this.planProposals.delete(spool);
-          this.reconcilePlan(spool);
-        }, this.options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT);
-      },
-    );
+    if (state !== undefined) this.plans.refresh(state);
   }
 
   /** Starts the replicas the metadata places here and hands them the codecs once known. */
@@ -975,7 +929,7 @@ export class Member implements AccountsHost, AdminHost {
         : { waitersPerQueueMax: options.waitersPerQueueMax }),
       onChange: () => {
         this.checkReady();
-        this.reconcilePlan(spool);
+        this.plans.reconcile(spool);
         this.mover.kick(spool);
       },
       ...(options.onPayloadUnrepaired === undefined
@@ -1111,18 +1065,4 @@ function memoryMonitorOf(options: MemberOptions, clock: Clock): MemoryMonitor {
     ...(options.memoryPollMs === undefined ? {} : { pollMs: options.memoryPollMs }),
     ...(options.memoryHighPercent === undefined ? {} : { highPercent: options.memoryHighPercent }),
   });
-}
-
-/** Whether two plans set the same limits. */
-function samePlan(a: Plan, b: Plan): boolean {
-  return (
-    a === b ||
-    (a.queuesPerSpoolMax === b.queuesPerSpoolMax &&
-      a.retentionLimitSeconds === b.retentionLimitSeconds &&
-      a.retentionDefaultSeconds === b.retentionDefaultSeconds &&
-      a.messagesPerSpoolMax === b.messagesPerSpoolMax &&
-      a.payloadBytesPerSpoolMax === b.payloadBytesPerSpoolMax &&
-      a.messageSizeMaxBytes === b.messageSizeMaxBytes &&
-      a.dedupKeysPerSpoolMax === b.dedupKeysPerSpoolMax)
-  );
 }
