@@ -71,6 +71,7 @@ import { type DrainableService, type MemberOptions, checkOptions } from './membe
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
+import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
@@ -125,12 +126,6 @@ export const SERVICE_DRAIN_MS = 2_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 
-interface ReadyWaiter {
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-  readonly timer: TimerHandle;
-}
-
 /** Metadata commands that change what gateways authenticate with. */
 const AUTH_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
   'createAccount',
@@ -181,7 +176,8 @@ export class Member implements AccountsHost, AdminHost {
   private readonly starting = new Map<string, Promise<void>>();
   /** Replicas of deleted spools being closed and dropped from storage. */
   private readonly stopping = new Map<string, Promise<void>>();
-  private readonly readyWaiters = new Set<ReadyWaiter>();
+  /** When this member can serve, and who waits for it. */
+  private readonly readiness: MemberReadiness;
   private reconcileTimer: TimerHandle | null = null;
   /** A reconciliation is queued for the next turn (see watchMeta). */
   private reconcileQueued = false;
@@ -222,7 +218,7 @@ export class Member implements AccountsHost, AdminHost {
     this.memory = memoryMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.hostFor(spool),
-      () => this.isServiceReady(),
+      () => this.readiness.serviceReady(),
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
     this.peers = { ...options.peers };
@@ -235,6 +231,15 @@ export class Member implements AccountsHost, AdminHost {
       this.clock,
       options.onStorageRecovery,
     );
+    this.readiness = new MemberReadiness({
+      id: this.id,
+      clock: this.clusterClock,
+      held: () =>
+        this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
+      replicas: () => this.replicas,
+      placements: () => this.metaValue?.state.spools.values() ?? [],
+      lastStartError: () => this.lastStartError,
+    });
     const randomBytes = options.randomBytes ?? systemRandomBytes;
     this.admin = new MemberAdmin(this, this.clusterClock, randomBytes);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
@@ -614,16 +619,7 @@ export class Member implements AccountsHost, AdminHost {
    * (default 30 s), or when the member closes.
    */
   ready(timeoutMs = MEMBER_READY_TIMEOUT_MS_DEFAULT): Promise<void> {
-    if (this.isMemberReady()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = this.clusterClock.setTimer(() => {
-        this.readyWaiters.delete(waiter);
-        const cause = this.lastStartError === null ? '' : ` (${this.lastStartError.message})`;
-        reject(unavailable(`member ${this.id} not ready within ${timeoutMs} ms${cause}`));
-      }, timeoutMs);
-      const waiter: ReadyWaiter = { resolve, reject, timer };
-      this.readyWaiters.add(waiter);
-    });
+    return this.readiness.wait(timeoutMs);
   }
 
   /**
@@ -721,12 +717,7 @@ export class Member implements AccountsHost, AdminHost {
     this.memory.close();
     this.recovery.close();
     await this.recovery.settled();
-    const closed = unavailable(`member ${this.id} closed`);
-    for (const waiter of this.readyWaiters) {
-      this.clusterClock.clearTimer(waiter.timer);
-      waiter.reject(closed);
-    }
-    this.readyWaiters.clear();
+    this.readiness.close(unavailable(`member ${this.id} closed`));
     this.mover.close();
     await Promise.all([...this.starting.values(), ...this.stopping.values()]);
     await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
@@ -765,55 +756,11 @@ export class Member implements AccountsHost, AdminHost {
   }
 
   /**
-   * Every local spool has a known (and, when it is this member, open) primary; secret known; and
-   * no replica here is still fetching payloads it lacks. Why the last: a member that lacks a
-   * payload (it was sent a snapshot, or a scrub or read found its copy bad) leaves the other
-   * replicas' copies as the only ones until the fetch ends, and a rolling restart (Kubernetes
-   * waits for /readyz before it stops the next member; so does the e2e rolling restart) or an
-   * operator must not take one of those down meanwhile. Payloads no replica could give
-   * (payloadsUnrepaired) do not count: waiting cannot help them, and the member must still
-   * serve everything else. The fetch starts at once, so readiness waits only for those bytes
-   * to arrive from a peer.
-   */
-  private isServiceReady(): boolean {
-    if (this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering) {
-      return false;
-    }
-    for (const replica of this.replicas.values()) {
-      if (!replica.hasKnownPrimary() || replica.payloadsFetching() > 0) return false;
-    }
-    return true;
-  }
-
-  /**
    * For `/readyz` detail: the spools whose replica here lacks payloads, with how many it is
    * fetching and how many no replica could give; empty when none lacks any.
    */
-  payloadsLacking(): { spool: string; fetching: number; unrepaired: number }[] {
-    const out: { spool: string; fetching: number; unrepaired: number }[] = [];
-    for (const [spool, replica] of this.replicas) {
-      const { payloadsMissing, payloadsUnrepaired } = replica.status();
-      if (payloadsMissing === 0) continue;
-      out.push({ spool, fetching: replica.payloadsFetching(), unrepaired: payloadsUnrepaired });
-    }
-    return out;
-  }
-
-  private isMemberReady(): boolean {
-    if (!this.isServiceReady()) return false;
-    for (const record of this.meta.state.spools.values()) {
-      if (record.replicas.includes(this.id) && !this.replicas.has(record.name)) return false;
-    }
-    return true;
-  }
-
-  private checkReady(): void {
-    if (this.readyWaiters.size === 0 || !this.isMemberReady()) return;
-    for (const waiter of this.readyWaiters) {
-      this.clusterClock.clearTimer(waiter.timer);
-      waiter.resolve();
-    }
-    this.readyWaiters.clear();
+  payloadsLacking(): PayloadsLacking[] {
+    return this.readiness.payloadsLacking();
   }
 
   // ---- Metadata ----------------------------------------------------------------------------
@@ -889,7 +836,7 @@ export class Member implements AccountsHost, AdminHost {
       }
     }
     this.stopMovedAway();
-    this.checkReady();
+    this.readiness.check();
   }
 
   /** Stops the replicas of spools moved off this member and drops their storage. */
@@ -928,7 +875,7 @@ export class Member implements AccountsHost, AdminHost {
         ? {}
         : { waitersPerQueueMax: options.waitersPerQueueMax }),
       onChange: () => {
-        this.checkReady();
+        this.readiness.check();
         this.plans.reconcile(spool);
         this.mover.kick(spool);
       },
