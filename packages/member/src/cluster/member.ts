@@ -14,7 +14,6 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  MqError,
   type Plan,
   resolvePlan,
   type SpoolService,
@@ -51,10 +50,9 @@ import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-m
 import { MemoryMonitor, type MemoryMonitorStatus } from '../host/memory-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
-import type { SpoolHost } from '../host/spool-host.js';
 import { TokenCodec } from '../host/tokens.js';
 import { MemberPayloads } from '../store/member-payloads.js';
-import { notPrimary, unavailable } from './cluster-errors.js';
+import { unavailable } from './cluster-errors.js';
 import {
   type AccountWatcher,
   type AccountsHost,
@@ -71,6 +69,7 @@ import { type DrainableService, type MemberOptions, checkOptions } from './membe
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
+import { CallRouter } from './call-router.js';
 import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaMover } from './replica-mover.js';
@@ -164,6 +163,8 @@ export class Member implements AccountsHost, AdminHost {
   private pushedAuthVersion = -1;
   /** Keeps the served spools' engines on the metadata's plans. */
   private readonly plans: PlanReconciler;
+  /** Where each gateway call runs: this member's host, or the primary elsewhere. */
+  private readonly calls: CallRouter;
   private readonly peers: Record<string, string>;
   /** Routes each call to this member's replica of the spool while it is the primary. */
   readonly service: SpoolService;
@@ -217,7 +218,7 @@ export class Member implements AccountsHost, AdminHost {
     this.disk = diskMonitorOf(options, this.clock);
     this.memory = memoryMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
-      (spool) => this.hostFor(spool),
+      (spool) => this.calls.hostFor(spool),
       () => this.readiness.serviceReady(),
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
@@ -248,6 +249,13 @@ export class Member implements AccountsHost, AdminHost {
       spools: () => this.replicas.keys(),
       clock: this.clusterClock,
       retryMs: tickMs,
+    });
+    this.calls = new CallRouter({
+      id: this.id,
+      isClosing: () => this.closing,
+      replica: (spool) => this.replicas.get(spool),
+      metaState: () => this.metaValue?.state,
+      plans: this.plans,
     });
     this.mover = new ReplicaMover({
       id: this.id,
@@ -728,31 +736,6 @@ export class Member implements AccountsHost, AdminHost {
     await this.transport?.close();
     if (this.ownsStorage) await this.storageValue.close();
     this.patterns.clear();
-  }
-
-  // ---- Routing -----------------------------------------------------------------------------
-
-  private hostFor(spool: string): SpoolHost {
-    if (this.closing) throw unavailable(`member ${this.id} is closing`);
-    const replica = this.replicas.get(spool);
-    if (replica !== undefined) {
-      const host = replica.servingHost();
-      if (this.plans.behind(spool, replica.engine)) {
-        // The account's plan is not in the spool's log yet: nothing is served under another
-        // plan. The gateway retries here shortly (this member is the primary).
-        this.plans.reconcile(spool);
-        throw notPrimary(spool, this.id);
-      }
-      return host;
-    }
-    const state = this.metaValue?.state;
-    if (state === undefined || !state.initialized) {
-      throw unavailable('cluster metadata is not loaded yet; retry');
-    }
-    const record = state.spools.get(spool);
-    if (record === undefined) throw new MqError('spool_not_found', `spool ${spool} does not exist`);
-    if (record.replicas.includes(this.id)) throw unavailable(`spool ${spool} is starting; retry`);
-    throw notPrimary(spool, null, record.replicas);
   }
 
   /**

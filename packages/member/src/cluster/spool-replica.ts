@@ -60,6 +60,11 @@ export interface ClusterCodecs {
   readonly patterns: PatternCache;
 }
 
+/** Where a call to a spool runs: on this member's host, or on the member that leads. */
+export type ReplicaRoute =
+  | { readonly kind: 'local'; readonly host: SpoolHost }
+  | { readonly kind: 'forward'; readonly member: string | null };
+
 export interface SpoolReplicaOptions {
   readonly name: string;
   /** The spool's incarnation (metadata generation): part of the group id. */
@@ -429,23 +434,36 @@ export class SpoolReplica implements StateMachine {
   // ---- Serving -----------------------------------------------------------------------------
 
   /**
-   * The host when this member is the spool's open primary and holds the leader lease (so reads
-   * are current and no write starts on a primary cut off from its quorum). Otherwise throws 503
-   * unavailable with `notPrimary` (nothing was appended) and the leader hint when one is known;
-   * the hint names this member while it leads but is opening the spool or renewing its lease
-   * (retry here shortly). Plain 503 when the replica was closed or its node stopped.
+   * Where a call to this spool runs now: here (`local`) when this member is the spool's open
+   * primary and holds the leader lease (so reads are current and no write starts on a primary
+   * cut off from its quorum); otherwise on the member that leads (`forward`, null when none is
+   * known), which names this member while it leads but is opening the spool or renewing its
+   * lease (retry here shortly). Throws 503 unavailable when the replica was closed or its node
+   * stopped.
    */
-  servingHost(): SpoolHost {
+  route(): ReplicaRoute {
     const node = this.nodeValue;
     if (this.closed || node === null || this.failure !== null) {
       const cause = this.failure === null ? '' : ` (replica stopped: ${this.failure.message})`;
       throw unavailable(`spool ${this.name} is not served here now${cause}`);
     }
     const host = this.host;
-    if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) return host;
+    if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) {
+      return { kind: 'local', host };
+    }
     // While handing over, the heir is where the spool is about to be served.
-    const hint = this.heir !== null && node.isLeader() ? this.heir : node.leaderId();
-    throw notPrimary(this.name, hint);
+    const member = this.heir !== null && node.isLeader() ? this.heir : node.leaderId();
+    return { kind: 'forward', member };
+  }
+
+  /**
+   * The host when `route` is local; otherwise throws 503 unavailable with `notPrimary` (nothing
+   * was appended) and the leader hint, or plain 503 as `route`.
+   */
+  servingHost(): SpoolHost {
+    const route = this.route();
+    if (route.kind === 'local') return route.host;
+    throw notPrimary(this.name, route.member);
   }
 
   /** The member believed to lead the group (null when none is known). */
