@@ -23,7 +23,6 @@ import {
   GroupRouter,
   GrpcTransport,
   LevelStorageEngine,
-  type RaftNodeStatus,
   type StorageEngine,
   type StorageStats,
   type Transport,
@@ -70,51 +69,17 @@ import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
 import { CallRouter } from './call-router.js';
+import { type MemberStatus, memberStatus } from './member-metrics.js';
 import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaMover } from './replica-mover.js';
-import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
+import { StorageRecovery } from './storage-recovery.js';
 import {
   type ClusterCodecs,
   SpoolReplica,
-  type SpoolReplicaStatus,
   parseSpoolGroup,
   spoolGroup,
 } from './spool-replica.js';
-
-/** Message counts of a spool this member serves as primary (queue depth by state, leases). */
-export interface SpoolDepth {
-  readonly spool: string;
-  readonly delayed: number;
-  readonly visible: number;
-  /** Messages under a live lease: the spool's lease count. */
-  readonly pending: number;
-  readonly failed: number;
-  /** Messages whose payload this (serving) replica cannot read now (being fetched). */
-  readonly unavailable: number;
-  /** Stored messages (in-flight sends included) and their payload bytes. */
-  readonly total: number;
-  readonly dataBytes: number;
-}
-
-/** Spools whose depth a status reports (the first in name order; keeps metrics bounded). */
-export const STATUS_DEPTH_SPOOLS_MAX = 1_000;
-
-export interface MemberStatus {
-  readonly id: string;
-  /** The cluster secret is known: spools can open here. */
-  readonly initialized: boolean;
-  readonly meta: RaftNodeStatus;
-  readonly spools: readonly SpoolReplicaStatus[];
-  /** Depths of the spools this member serves (at most STATUS_DEPTH_SPOOLS_MAX). */
-  readonly depths: readonly SpoolDepth[];
-  /** The data volume's watermark (null or absent when the member watches no disk). */
-  readonly disk?: DiskMonitorStatus | null;
-  /** The heap's watermark (absent in statuses made before it existed). */
-  readonly memory?: MemoryMonitorStatus;
-  /** Recoveries from storage failures (absent in statuses made before they existed). */
-  readonly storageRecovery?: StorageRecoveryStatus;
-}
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
@@ -640,30 +605,16 @@ export class Member implements AccountsHost, AdminHost {
 
   /** Groups, roles, terms and indexes (for metrics). */
   status(): MemberStatus {
-    return {
+    return memberStatus({
       id: this.id,
       initialized: this.codecs !== null,
       meta: this.meta.status(),
-      spools: [...this.replicas.values()].map((replica) => replica.status()),
-      depths: this.depths(),
+      replicas: this.replicas,
+      nowMs: this.clock.nowMs(),
       disk: this.disk?.status() ?? null,
       memory: this.memory.status(),
       storageRecovery: this.recovery.status(),
-    };
-  }
-
-  private depths(): SpoolDepth[] {
-    const nowMs = this.clock.nowMs();
-    const out: SpoolDepth[] = [];
-    for (const name of [...this.replicas.keys()].sort()) {
-      if (out.length >= STATUS_DEPTH_SPOOLS_MAX) break;
-      const replica = this.replicas.get(name)!;
-      if (!replica.isServing()) continue;
-      const counts = replica.engine.spoolCounts(nowMs);
-      const { delayed, visible, pending, failed, unavailable, total, dataBytes } = counts;
-      out.push({ spool: name, delayed, visible, pending, failed, unavailable, total, dataBytes });
-    }
-    return out;
+    });
   }
 
   /** The data volume's watermark, null when the member watches no disk. */
