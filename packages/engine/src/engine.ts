@@ -19,12 +19,37 @@ import type { Queue } from './queue.js';
 import * as reads from './reads.js';
 import type { Counts, MessageState, MessageView, QueueView, SpoolView } from './service.js';
 import { decodeSnapshot } from './snapshot.js';
-import { SnapshotWriter, encodeSnapshot } from './snapshot-writer.js';
+import { SnapshotWriter, encodeReplicatedState, encodeSnapshot } from './snapshot-writer.js';
 import { SpoolState } from './spool-state.js';
 import { applyCommand } from './transitions.js';
 
+/**
+ * Where a walk over a spool's live messages stands: the last message visited, by queue
+ * generation and seq ({ queueGen: 0, seq: 0 }: before the first). The walk moves it.
+ */
+export interface MessageCursor {
+  queueGen: number;
+  seq: number;
+}
+
+/** Set by SpoolEngine's static block: the one way to its state outside the class. */
+let stateOfEngine: (engine: SpoolEngine) => SpoolState;
+
+/**
+ * The mutable state behind `engine`, for the engine's own tests. Not exported by index.ts: the
+ * host reads and changes a spool through the engine's methods only, so the state's invariants
+ * have one keeper.
+ */
+export function internalState(engine: SpoolEngine): SpoolState {
+  return stateOfEngine(engine);
+}
+
 export class SpoolEngine {
-  readonly state: SpoolState;
+  private readonly state: SpoolState;
+
+  static {
+    stateOfEngine = (engine) => engine.state;
+  }
 
   constructor(plan: Plan = DEFAULT_PLAN, state?: SpoolState) {
     this.state = state ?? new SpoolState(plan);
@@ -55,6 +80,14 @@ export class SpoolEngine {
   /** Encodes the replicated state (see snapshot-format.ts). */
   snapshot(): Uint8Array {
     return encodeSnapshot(this.state);
+  }
+
+  /**
+   * The replicated state alone, without this replica's payload locations: equal on every
+   * replica that applied the same log (see encodeReplicatedState). Not for restoring.
+   */
+  replicatedState(): Uint8Array {
+    return encodeReplicatedState(this.state);
   }
 
   /**
@@ -114,9 +147,64 @@ export class SpoolEngine {
     return queue.order.scanAfter(afterSeq, visit);
   }
 
+  /**
+   * Walks the live messages of every queue after `cursor`, queues in generation order and each
+   * queue's messages in send order, calling `visit` until it returns false. The cursor moves to
+   * each message `visit` accepted, so a later walk resumes after it (a queue created meanwhile
+   * has a higher generation: it is walked too). `visit` may read and drop payloads but not apply
+   * commands. True when the walk reached the end, false when `visit` stopped it.
+   */
+  walkMessages(
+    cursor: MessageCursor,
+    visit: (queue: Queue, message: Message) => boolean,
+  ): boolean {
+    // Sorted: a restored state holds its queues in name order, and the cursor must only move on.
+    const gens = [...this.state.queuesByGen.keys()].sort((a, b) => a - b);
+    for (const queueGen of gens) {
+      if (queueGen < cursor.queueGen) continue;
+      const queue = this.state.queuesByGen.get(queueGen);
+      if (queue === undefined) continue;
+      const after = queueGen === cursor.queueGen ? cursor.seq : 0;
+      let stopped = false;
+      queue.order.scanAfter(after, (message) => {
+        if (!visit(queue, message)) {
+          stopped = true;
+          return false;
+        }
+        cursor.queueGen = queueGen;
+        cursor.seq = message.seq;
+        return true;
+      });
+      if (stopped) return false;
+    }
+    return true;
+  }
+
+  /** The live message `seq` of the queue of generation `queueGen`, or undefined. O(log n). */
+  messageByGen(queueGen: number, seq: number): Message | undefined {
+    return this.state.queuesByGen.get(queueGen)?.order.find(seq);
+  }
+
+  /**
+   * The live message `seq` of any queue of the spool, or undefined. O(queues x log n): for
+   * bookkeeping off the send and receive paths.
+   */
+  findMessage(seq: number): Message | undefined {
+    for (const queue of this.state.queues.values()) {
+      const message = queue.order.find(seq);
+      if (message !== undefined) return message;
+    }
+    return undefined;
+  }
+
   /** Stored messages of the spool whose payload this replica lacks. */
   get missingPayloadCount(): number {
     return this.state.missingPayloads;
+  }
+
+  /** Live messages the spool holds. */
+  get messageCount(): number {
+    return this.state.messageCount;
   }
 
   // ---- Primary-local -------------------------------------------------------------------------

@@ -38,7 +38,7 @@ export { RATE_LIMITED, type ReceiveOutcome } from './primary.js';
 export type { HandedOffLease } from './hand-off.js';
 export type { QueueSelection, QueuePage, MessageSelection, MessagePage } from './reads.js';
 export { SpoolState } from './spool-state.js';
-export { SpoolEngine } from './engine.js';
+export { type MessageCursor, SpoolEngine } from './engine.js';
 export { TokenBucket } from './token-bucket.js';
 export { type PayloadStore, PayloadError, PAYLOAD_MISSING } from './payload-store.js';
 export { MemoryPayloadStore } from './memory-payloads.js';

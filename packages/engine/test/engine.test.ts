@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, encodeCommand } from '../src/command-codec.js';
 import type { ApplyResult, Command } from '../src/commands.js';
-import { SpoolEngine } from '../src/engine.js';
+import { SpoolEngine, internalState } from '../src/engine.js';
 import { type Message, Where } from '../src/message.js';
 import { resolvePlan } from '../src/plan.js';
 import { RATE_LIMITED } from '../src/primary.js';
@@ -16,7 +16,7 @@ import { MemoryPayloadStore } from '../src/memory-payloads.js';
 import { decodeSnapshot } from '../src/snapshot.js';
 import { encodeReplicatedState, encodeSnapshot } from '../src/snapshot-writer.js';
 import { PAYLOAD_MISSING } from '../src/payload-store.js';
-import { T0 } from './helpers.js';
+import { T0, createQueue, newEngine, send } from './helpers.js';
 
 const PLAN = resolvePlan({ retentionLimitSeconds: 120, messagesPerSpoolMax: 60, payloadBytesPerSpoolMax: 400, messageSizeMaxBytes: 40 });
 const QUEUE_NAMES = ['a', 'b', 'c'];
@@ -125,7 +125,7 @@ class Harness {
 
   allMessages(): { queue: Queue; message: Message }[] {
     const out: { queue: Queue; message: Message }[] = [];
-    for (const queue of this.engine.state.queues.values()) for (const message of queue.order.liveMessages()) out.push({ queue, message });
+    for (const queue of internalState(this.engine).queues.values()) for (const message of queue.order.liveMessages()) out.push({ queue, message });
     return out;
   }
 
@@ -285,7 +285,7 @@ class Harness {
   }
 
   tick(): void {
-    for (const queue of [...this.engine.state.queues.values()]) {
+    for (const queue of [...internalState(this.engine).queues.values()]) {
       const timedOut: Message[] = [];
       this.engine.collectTimedOutLeases(queue, this.now, timedOut, 1000);
       for (const message of timedOut) {
@@ -313,7 +313,7 @@ class Harness {
     const engine = this.engine;
     let totalMessages = 0;
     let totalBytes = 0;
-    for (const queue of engine.state.queues.values()) {
+    for (const queue of internalState(engine).queues.values()) {
       const messages = queue.order.liveMessages();
       const c = engine.queueCounts(queue, this.now);
       const byState = { delayed: 0, visible: 0, pending: 0, failed: 0, unavailable: 0 };
@@ -344,8 +344,8 @@ class Harness {
       expect(queue.order.liveCount).toBe(messages.length);
       if (queue.state === 'draining') expect(queue.total).toBeGreaterThan(0);
     }
-    expect(engine.state.messageCount).toBe(totalMessages);
-    expect(engine.state.byteCount).toBe(totalBytes);
+    expect(internalState(engine).messageCount).toBe(totalMessages);
+    expect(internalState(engine).byteCount).toBe(totalBytes);
     expect(totalMessages).toBeLessThanOrEqual(PLAN.messagesPerSpoolMax);
     expect(totalBytes).toBeLessThanOrEqual(PLAN.payloadBytesPerSpoolMax);
     // No lease outlives its settlement; at most one live lease per message; every pending
@@ -397,7 +397,7 @@ describe('engine (properties)', () => {
         const harness = new Harness();
         for (const op of ops) harness.run(op);
         const replica = replay(harness.log);
-        expect(encodeSnapshot(replica.state)).toEqual(encodeSnapshot(harness.engine.state));
+        expect(encodeSnapshot(internalState(replica))).toEqual(encodeSnapshot(internalState(harness.engine)));
       }),
       { numRuns: 150 },
     );
@@ -410,7 +410,7 @@ describe('engine (properties)', () => {
         for (const op of ops) harness.run(op);
         // replay checks every logged result against the one the lossy primary got.
         const replica = replay(harness.log);
-        expect(encodeReplicatedState(replica.state)).toEqual(encodeReplicatedState(harness.engine.state));
+        expect(encodeReplicatedState(internalState(replica))).toEqual(encodeReplicatedState(internalState(harness.engine)));
       }),
       { numRuns: 150 },
     );
@@ -422,12 +422,12 @@ describe('engine (properties)', () => {
         const harness = new Harness();
         const split = cut % (ops.length + 1);
         ops.slice(0, split).forEach((op) => harness.run(op));
-        const bytes = encodeSnapshot(harness.engine.state);
+        const bytes = encodeSnapshot(internalState(harness.engine));
         expect(encodeSnapshot(decodeSnapshot(bytes, PLAN))).toEqual(bytes);
         const logged = harness.log.length;
         ops.slice(split).forEach((op) => harness.run(op));
         const restored = replay(harness.log, logged, new SpoolEngine(PLAN, decodeSnapshot(bytes, PLAN)));
-        expect(encodeSnapshot(restored.state)).toEqual(encodeSnapshot(harness.engine.state));
+        expect(encodeSnapshot(internalState(restored))).toEqual(encodeSnapshot(internalState(harness.engine)));
       }),
       { numRuns: 100 },
     );
@@ -441,7 +441,7 @@ describe('engine (properties)', () => {
         (before, during) => {
           const harness = new Harness();
           before.forEach((op) => harness.run(op));
-          const expected = encodeSnapshot(harness.engine.state);
+          const expected = encodeSnapshot(internalState(harness.engine));
           const work = harness.engine.beginSnapshot();
           const chunks: Uint8Array[] = [];
           let done = false;
@@ -455,9 +455,9 @@ describe('engine (properties)', () => {
           }
           if (!done) chunks.push(work.step(Infinity).chunk);
           expect(new Uint8Array(Buffer.concat(chunks))).toEqual(expected);
-          expect(harness.engine.state.snapshotGuard).toBeNull();
+          expect(internalState(harness.engine).snapshotGuard).toBeNull();
           // The state went on as if no snapshot had been taken.
-          expect(encodeSnapshot(replay(harness.log).state)).toEqual(encodeSnapshot(harness.engine.state));
+          expect(encodeSnapshot(internalState(replay(harness.log)))).toEqual(encodeSnapshot(internalState(harness.engine)));
         },
       ),
       { numRuns: 150 },
@@ -470,8 +470,8 @@ describe('engine (properties)', () => {
         const first = new Harness();
         before.forEach((op) => first.run(op));
         const second = new Harness();
-        const payloads = (first.engine.state.payloads as MemoryPayloadStore).clone();
-        const restored = decodeSnapshot(encodeSnapshot(first.engine.state), PLAN, payloads);
+        const payloads = (internalState(first.engine).payloads as MemoryPayloadStore).clone();
+        const restored = decodeSnapshot(encodeSnapshot(internalState(first.engine)), PLAN, payloads);
         (second as { engine: SpoolEngine }).engine = new SpoolEngine(PLAN, restored);
         second.now = first.now;
         second.engine.openPrimary(second.now);
@@ -483,5 +483,29 @@ describe('engine (properties)', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('engine.walkMessages', () => {
+  it('visits queues in generation order and resumes after its cursor', () => {
+    const engine = newEngine();
+    // Created b before a: the walk goes by generation, not by name.
+    const b = createQueue(engine, 'b');
+    const a = createQueue(engine, 'a');
+    const sent = [send(engine, b, T0), send(engine, a, T0), send(engine, b, T0)];
+    const seen: [string, number][] = [];
+    const cursor = { queueGen: 0, seq: 0 };
+    const stopAfterTwo = (queue: Queue, message: Message): boolean => {
+      if (seen.length === 2) return false;
+      seen.push([queue.name, message.seq]);
+      return true;
+    };
+    expect(engine.walkMessages(cursor, stopAfterTwo)).toBe(false);
+    expect(cursor).toEqual({ queueGen: b.gen, seq: sent[2] });
+    seen.length = 0;
+    expect(engine.walkMessages(cursor, stopAfterTwo)).toBe(true);
+    expect(seen).toEqual([['a', sent[1]]]);
+    expect(engine.findMessage(sent[1]!)?.seq).toBe(sent[1]);
+    expect(engine.messageByGen(a.gen, sent[0]!)).toBeUndefined();
   });
 });

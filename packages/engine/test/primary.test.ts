@@ -2,6 +2,7 @@
 // timeouts and retention decided by the primary, opening as a new primary, deadlines, appends.
 
 import { describe, expect, it } from 'vitest';
+import { internalState } from '../src/engine.js';
 import { MqError } from '../src/errors.js';
 import { type Message, Where } from '../src/message.js';
 import { PAYLOAD_MISSING, PayloadError } from '../src/payload-store.js';
@@ -473,7 +474,7 @@ describe('payloads this replica cannot read', () => {
     expect(m.retries).toBe(0);
     expect(m.deliveries).toBe(0); // a send handle still names it
     expect(m.location).toBe(PAYLOAD_MISSING);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(internalState(engine).missingPayloads).toBe(1);
     expect(counts(engine, q, T0)).toMatchObject({
       total: 3, visible: 2, pending: 0, failed: 0, unavailable: 1,
       nackedTotal: 0, releasedTotal: 0, failedTotal: 0,
@@ -490,7 +491,7 @@ describe('payloads this replica cannot read', () => {
     expect(receive(engine, q, T0).seq).toBe(2);
     expect(engine.fillPayload(q.gen, m.seq, new Uint8Array([1]))).toBe(true);
     expect(m.where).toBe(Where.Ready);
-    expect(engine.state.missingPayloads).toBe(0);
+    expect(internalState(engine).missingPayloads).toBe(0);
     expect(counts(engine, q, T0)).toMatchObject({ visible: 2, pending: 1, unavailable: 0 });
     const again = receive(engine, q, T0);
     expect(again.seq).toBe(1); // ahead of message 3: its place by seq
@@ -535,7 +536,7 @@ describe('payloads this replica cannot read', () => {
     engine.collectExpired(q, T0 + 60_000, seqs, gens, 10);
     expect(seqs).toEqual([1, 2]);
     expect(engine.apply({ type: 'discard', ...ref(q, m) }, T0).kind).toBe('ok');
-    expect(engine.state.missingPayloads).toBe(0);
+    expect(internalState(engine).missingPayloads).toBe(0);
     expect(counts(engine, q, T0)).toMatchObject({ total: 1, unavailable: 0, discardedTotal: 1 });
     expect(engine.apply({ type: 'deleteQueue', queueGen: q.gen, mode: 'drain' }, T0).kind).toBe('draining');
     expect(engine.apply({ type: 'expire', queueGen: q.gen, seqs: [2], gens: [0] }, T0 + 60_000).kind).toBe('expired');
@@ -560,7 +561,7 @@ describe('payloads this replica cannot read', () => {
     expect(m.where).toBe(Where.Unavailable);
     expect(counts(engine, q, T0)).toMatchObject({ visible: 0, unavailable: 1 });
     engine.dropPayload(q, m); // already missing: nothing changes
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(internalState(engine).missingPayloads).toBe(1);
   });
 
   it('a failed message without its payload reads unavailable and leaves the failure head until filled', () => {
@@ -605,6 +606,6 @@ describe('payloads this replica cannot read', () => {
     send(clean, q, T0, { payload: new Uint8Array([1]) });
     send(clean, q, T0, { payload: new Uint8Array([2]) });
     const strip = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
-    expect(strip(encodeReplicatedState(engine.state))).toBe(strip(encodeReplicatedState(clean.state)));
+    expect(strip(encodeReplicatedState(internalState(engine)))).toBe(strip(encodeReplicatedState(internalState(clean))));
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { internalState } from '../src/engine.js';
 import { decodeSnapshot } from '../src/snapshot.js';
 import { encodeSnapshot, type SnapshotWriter } from '../src/snapshot-writer.js';
 import { T0, createQueue, newEngine, receive, ref, send } from './helpers.js';
@@ -28,16 +29,16 @@ function joined(chunks: readonly Uint8Array[]): Uint8Array {
 describe('SnapshotWriter', () => {
   it('encodes in several slices the same bytes as an encode at once', () => {
     const { engine } = backlog(300);
-    const expected = encodeSnapshot(engine.state);
+    const expected = encodeSnapshot(internalState(engine));
     const chunks = drain(engine.beginSnapshot(), 500);
     expect(chunks.length).toBeGreaterThan(20);
     expect(joined(chunks)).toEqual(expected);
-    expect(engine.state.snapshotGuard).toBeNull();
+    expect(internalState(engine).snapshotGuard).toBeNull();
   });
 
   it('keeps what messages were at its start: changed, removed, a queue deleted, later sends', () => {
     const { engine, q, r } = backlog(60);
-    const atStart = encodeSnapshot(engine.state);
+    const atStart = encodeSnapshot(internalState(engine));
     const work = engine.beginSnapshot();
     const first300 = work.step(300); // a few messages of q written, most not
     expect(first300.done).toBe(false);
@@ -60,17 +61,17 @@ describe('SnapshotWriter', () => {
     const work = engine.beginSnapshot();
     expect(() => engine.beginSnapshot()).toThrow(/already working/);
     // An encode at once needs no guard and may run beside the writer.
-    expect(encodeSnapshot(engine.state).length).toBeGreaterThan(500);
+    expect(encodeSnapshot(internalState(engine)).length).toBeGreaterThan(500);
     work.cancel();
-    expect(engine.state.snapshotGuard).toBeNull();
+    expect(internalState(engine).snapshotGuard).toBeNull();
     expect(() => work.step(100)).toThrow(/already ended/);
     const next = engine.beginSnapshot();
-    expect(next.step(Infinity)).toEqual({ chunk: encodeSnapshot(engine.state), done: true });
+    expect(next.step(Infinity)).toEqual({ chunk: encodeSnapshot(internalState(engine)), done: true });
   });
 
   it('hands each step its own chunk, about its budget, and the decoder reads them as they are', () => {
     const { engine } = backlog(3000);
-    const expected = encodeSnapshot(engine.state);
+    const expected = encodeSnapshot(internalState(engine));
     const chunks = drain(engine.beginSnapshot(), 4096);
     // Each chunk is one step's bytes in a buffer of its own, never a view of a whole image.
     for (const chunk of chunks) {

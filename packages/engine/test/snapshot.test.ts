@@ -3,7 +3,7 @@ import { ByteWriter, CodecError } from '../src/bytes.js';
 import { writePlan, writeSettings } from '../src/command-codec.js';
 import { MemoryPayloadStore } from '../src/memory-payloads.js';
 import { PAYLOAD_MISSING, PayloadError } from '../src/payload-store.js';
-import { SpoolEngine } from '../src/engine.js';
+import { SpoolEngine, internalState } from '../src/engine.js';
 import { Where } from '../src/message.js';
 import { DEFAULT_PLAN } from '../src/plan.js';
 import { decodeSnapshot } from '../src/snapshot.js';
@@ -27,14 +27,14 @@ function populated() {
 describe('snapshot', () => {
   it('round-trips the replicated state byte for byte', () => {
     const engine = populated();
-    const bytes = encodeSnapshot(engine.state);
+    const bytes = encodeSnapshot(internalState(engine));
     const restored = decodeSnapshot(bytes, DEFAULT_PLAN);
     expect(encodeSnapshot(restored)).toEqual(bytes);
   });
 
   it('a restored engine serves: leases dropped, failed/delayed kept, dedup remembered, queue states kept', () => {
     const original = populated();
-    const payloads = (original.state.payloads as MemoryPayloadStore).clone();
+    const payloads = (internalState(original).payloads as MemoryPayloadStore).clone();
     const engine = SpoolEngine.fromSnapshot(original.snapshot(), DEFAULT_PLAN, payloads);
     engine.openPrimary(T0 + 10);
     const q = engine.queue('q')!;
@@ -44,8 +44,8 @@ describe('snapshot', () => {
     expect(dup).toEqual({ kind: 'duplicate', seq: 1 });
     expect(engine.payloadOf(engine.failureHead(q)!)).toEqual(new Uint8Array([0, 255, 7]));
     expect(receive(engine, q, T0 + 10).seq).toBe(3);
-    expect(engine.state.nextSeq).toBe(original.state.nextSeq);
-    expect(engine.state.nextQueueGen).toBe(original.state.nextQueueGen);
+    expect(internalState(engine).nextSeq).toBe(internalState(original).nextSeq);
+    expect(internalState(engine).nextQueueGen).toBe(internalState(original).nextQueueGen);
     expect(engine.queueView(q)).toEqual(original.queueView(original.queue('q')!));
   });
 
@@ -71,7 +71,7 @@ describe('snapshot', () => {
 
   it('decodes from chunks of any size, records straddling chunk boundaries', () => {
     const engine = populated();
-    const bytes = encodeSnapshot(engine.state);
+    const bytes = encodeSnapshot(internalState(engine));
     for (const size of [1, 2, 3, 7, 13, 64, bytes.length - 1, bytes.length, bytes.length + 5]) {
       const restored = decodeSnapshot(chunksOf(bytes, size), DEFAULT_PLAN);
       expect(encodeSnapshot(restored)).toEqual(bytes);
@@ -104,17 +104,17 @@ describe('snapshot', () => {
     const engine = populated();
     const plan = { ...DEFAULT_PLAN, queuesPerSpoolMax: 2, retentionLimitSeconds: 3600 };
     expect(engine.apply({ type: 'setPlan', plan, version: 7 }, T0 + 4).kind).toBe('ok');
-    const restored = decodeSnapshot(encodeSnapshot(engine.state), DEFAULT_PLAN);
+    const restored = decodeSnapshot(encodeSnapshot(internalState(engine)), DEFAULT_PLAN);
     expect(restored.plan).toEqual(plan);
     expect(restored.planVersion).toBe(7);
-    expect(encodeSnapshot(restored)).toEqual(encodeSnapshot(engine.state));
+    expect(encodeSnapshot(restored)).toEqual(encodeSnapshot(internalState(engine)));
   });
 
   it('an empty spool round-trips', () => {
     const engine = new SpoolEngine();
     const restored = SpoolEngine.fromSnapshot(engine.snapshot());
     expect(restored.snapshot()).toEqual(engine.snapshot());
-    expect(restored.state.nextSeq).toBe(1);
+    expect(internalState(restored).nextSeq).toBe(1);
   });
 
   it('holds metadata only: its buffer does not grow with the payload bytes stored', () => {
@@ -122,7 +122,7 @@ describe('snapshot', () => {
     const q = createQueue(engine, 'q');
     const payload = new Uint8Array(1 << 20); // one buffer, referenced by 200 messages: 200 MiB
     for (let i = 0; i < 200; i++) send(engine, q, T0 + i, { payload });
-    expect(engine.state.byteCount).toBe(200 << 20);
+    expect(internalState(engine).byteCount).toBe(200 << 20);
     const bytes = engine.snapshot();
     expect(bytes.buffer.byteLength).toBeLessThan(64 * 1024);
     const work = engine.beginSnapshot();
@@ -137,7 +137,7 @@ describe('snapshot', () => {
     const original = populated();
     const other = new MemoryPayloadStore('another-replica');
     const engine = SpoolEngine.fromSnapshot(original.snapshot(), DEFAULT_PLAN, other);
-    expect(engine.state.missingPayloads).toBe(engine.state.messageCount);
+    expect(internalState(engine).missingPayloads).toBe(internalState(engine).messageCount);
     engine.openPrimary(T0 + 10);
     // A failed message without its payload here reads unavailable, out of the failure head.
     expect(engine.failureHead(engine.queue('q')!)).toBeUndefined();
@@ -148,7 +148,7 @@ describe('snapshot', () => {
     const { gen, seq } = head;
     const queueGen = engine.queue('q')!.gen;
     engine.apply({ type: 'discard', queueGen, seq, gen }, T0 + 11);
-    expect(engine.state.missingPayloads).toBe(engine.state.messageCount);
+    expect(internalState(engine).missingPayloads).toBe(internalState(engine).messageCount);
   });
 
   it('migrates a version 3 snapshot (payloads inside) into the store, and writes version 4', () => {
@@ -163,7 +163,7 @@ describe('snapshot', () => {
     const again = engine.snapshot();
     expect((again[4]! << 8) | again[5]!).toBe(4);
     const reread = SpoolEngine.fromSnapshot(again, DEFAULT_PLAN, payloads);
-    expect(reread.state.missingPayloads).toBe(0);
+    expect(internalState(reread).missingPayloads).toBe(0);
   });
 
   it('refuses a format newer than it knows with one sentence', () => {

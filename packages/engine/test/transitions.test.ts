@@ -2,6 +2,7 @@
 // counters decisions.md "Counters" defines.
 
 import { describe, expect, it } from 'vitest';
+import { internalState } from '../src/engine.js';
 import type { ApplyResult } from '../src/commands.js';
 import { MqError } from '../src/errors.js';
 import { Where, messageIdOf } from '../src/message.js';
@@ -68,7 +69,7 @@ describe('settling a delivery', () => {
     expect(engine.apply({ type: 'ack', ...r }, T0).kind).toBe('ok');
     expect(counts(engine, q, T0)).toMatchObject({ total: 0, dataBytes: 0, pending: 0, ackedTotal: 1 });
     expect(engine.apply({ type: 'ack', ...r }, T0).kind).toBe('gone');
-    expect(engine.state.counters.acked).toBe(1);
+    expect(internalState(engine).counters.acked).toBe(1);
   });
 
   it('nack below maxRetries: visible again with a retry counted (nackedTotal)', () => {
@@ -372,7 +373,7 @@ describe('dedup', () => {
     expect(engine.apply({ type: 'send', queueGen: q.gen, delayMs: 0, dedupKey: key(1), payload: new Uint8Array() }, T0).kind).toBe('duplicate');
     engine.apply({ type: 'updateQueue', queueGen: q.gen, change: { dedupWindowSeconds: 20 } }, T0);
     expect(engine.apply({ type: 'send', queueGen: q.gen, delayMs: 0, dedupKey: key(1), payload: new Uint8Array() }, T0).kind).toBe('appended');
-    expect(engine.state.dedupKeyCount).toBe(1);
+    expect(internalState(engine).dedupKeyCount).toBe(1);
   });
 
   it('expired keys are purged as later keys arrive', () => {
@@ -380,7 +381,7 @@ describe('dedup', () => {
     const q = createQueue(engine, 'q', { dedupWindowSeconds: 1 });
     for (let i = 0; i < 10; i++) send(engine, q, T0 + i * 1000, { dedupKey: key(i) });
     expect(q.dedup.size).toBe(1);
-    expect(engine.state.dedupKeyCount).toBe(1);
+    expect(internalState(engine).dedupKeyCount).toBe(1);
   });
 
   it('the dedup key bound refuses new keys with 507', () => {
@@ -402,8 +403,8 @@ describe('spool caps', () => {
     send(engine, b, T0);
     const result = engine.apply({ type: 'send', queueGen: a.gen, delayMs: 0, dedupKey: null, payload: new Uint8Array() }, T0);
     expect(refusedKind(result)).toBe('spool_full');
-    expect(engine.state.messageCount).toBe(2);
-    expect(engine.state.nextSeq).toBe(3);
+    expect(internalState(engine).messageCount).toBe(2);
+    expect(internalState(engine).nextSeq).toBe(3);
   });
 
   it('payload bytes: 507 spool_full; exactly at the cap is fine', () => {
@@ -456,7 +457,7 @@ describe('queues', () => {
     receive(engine, q, T0);
     expect(engine.apply({ type: 'deleteQueue', queueGen: q.gen, mode: 'force' }, T0)).toEqual({ kind: 'deleted' });
     expect(engine.queue('q')).toBeUndefined();
-    expect(engine.state.messageCount).toBe(0);
+    expect(internalState(engine).messageCount).toBe(0);
     expect(engine.spoolCounts(T0)).toMatchObject({ total: 0, pending: 0, addedTotal: 2 });
     const again = createQueue(engine, 'q');
     expect(again.gen).not.toBe(q.gen);

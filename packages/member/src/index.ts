@@ -49,13 +49,12 @@ export {
   MEMORY_RETRY_AFTER_SECONDS,
 } from './host/memory-watermark.js';
 export { type HostResolver, type GrowthGuard } from './host/hosted-service.js';
+export { Member, MEMBER_READY_TIMEOUT_MS_DEFAULT } from './cluster/member.js';
 export {
-  Member,
   type MemberStatus,
   type SpoolDepth,
-  MEMBER_READY_TIMEOUT_MS_DEFAULT,
   STATUS_DEPTH_SPOOLS_MAX,
-} from './cluster/member.js';
+} from './cluster/member-metrics.js';
 export { type MemberOptions } from './cluster/member-options.js';
 export {
   SpoolReplica,

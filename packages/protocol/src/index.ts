@@ -74,6 +74,21 @@ export {
   encodeAck,
   decodeAck,
 } from './accounts/account-service.js';
+export {
+  ADMIN_STEPS,
+  PAYLOAD_ITEMS_MAX,
+  type AdminAnswers,
+  type AdminOp,
+  type AdminStep,
+  type AdminStepOf,
+  type MetaOutcome,
+  type PayloadChunks,
+  type PayloadItem,
+  decodeAdminAnswer,
+  decodeAdminStep,
+  encodeAdminAnswer,
+  encodeAdminStep,
+} from './accounts/admin-steps.js';
 // ---- The admin backend contract (the gateway's admin API over a member) ----
 export type {
   AdminBackend,

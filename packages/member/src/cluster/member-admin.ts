@@ -8,10 +8,24 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@spoolmq/engine';
-import { type RaftNode, clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
+import {
+  type ClusterSecurity,
+  type RaftNode,
+  clientCredentials,
+  clusterChannelOptions,
+} from '@spoolmq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_CALL_PATH,
+  type AdminAnswers,
+  type AdminOp,
+  type AdminStep,
+  type AdminStepOf,
+  type PayloadChunks,
+  type PayloadItem,
+  WireError,
+  decodeAdminAnswer,
+  encodeAdminStep,
   type AdminAccount,
   type AdminAccountState,
   type AdminBackend,
@@ -37,9 +51,11 @@ import {
   resolveAccountPlan,
   spoolAccount,
 } from './meta-commands.js';
-import type { Member } from './member.js';
+import type { MemberOptions } from './member-options.js';
+import type { MetaReplica } from './meta-replica.js';
 import { type PlacedSpool, hostsReplica } from './meta-state.js';
 import { pickReplacement } from './placement.js';
+import type { SpoolReplica } from './spool-replica.js';
 
 /** Longest an admin change waits for every member and gateway to hold it. */
 export const PROPAGATION_WAIT_MS = 2_000;
@@ -91,6 +107,34 @@ function invalid(field: string, message: string): MqError {
   return new MqError('invalid_argument', message, { field });
 }
 
+/**
+ * What the admin backend needs of its member: the metadata replica, its spool replicas' leaders
+ * and nodes, readiness of a new spool, the auth push, payload serving and the way to reach other
+ * members. The member implements it; nothing here knows the member's other concerns.
+ */
+export interface AdminHost {
+  readonly id: string;
+  readonly meta: MetaReplica;
+  /** How this member's gRPC links are secured. */
+  readonly security: ClusterSecurity;
+  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
+  readonly adminCall: MemberOptions['adminCall'];
+  /** This member's replica of `spool`, if it holds one. */
+  replica(spool: string): Pick<SpoolReplica, 'leaderId' | 'node'> | undefined;
+  /** The gRPC address of member `id` (as configured). */
+  peerAddress(id: string): string | undefined;
+  /** The replica set a new spool named `name` gets. */
+  placeSpool(name: string): string[];
+  /** Whether this member's replica of `spool` knows its primary and serves its plan. */
+  spoolServed(spool: string): boolean;
+  /** Whether this member and every gateway watching it hold metadata index `index`. */
+  authPropagated(index: number): boolean;
+  /** Answers a payload fetch for spool group `group`; throws 503 unavailable. */
+  servePayloads(group: string, items: readonly PayloadItem[]): PayloadChunks;
+  /** The member is closing or closed. */
+  isClosing(): boolean;
+}
+
 export class MemberAdmin implements AdminBackend {
   private readonly clients = new Map<string, grpc.Client>();
 
@@ -99,7 +143,7 @@ export class MemberAdmin implements AdminBackend {
    * on it. `randomBytes` makes API keys.
    */
   constructor(
-    private readonly member: Member,
+    private readonly member: AdminHost,
     private readonly clock: Clock,
     private readonly randomBytes: (bytes: number) => Uint8Array,
   ) {}
@@ -410,10 +454,10 @@ export class MemberAdmin implements AdminBackend {
   }
 
   /** Runs a membership step on the metadata leader (here, or forwarded there). */
-  private async onMetaLeader(request: Record<string, unknown>): Promise<void> {
+  private async onMetaLeader(step: AdminStep): Promise<void> {
     const leader = this.member.meta.node.leaderId();
     if (leader === null) throw unavailable('the metadata group has no leader now; retry');
-    await this.callOn(leader, request);
+    await this.callOn(leader, step);
   }
 
   /** addMember on the metadata leader: record the address everywhere, then add the voter. */
@@ -468,33 +512,36 @@ export class MemberAdmin implements AdminBackend {
 
   // ---- Forwarded steps (accounts service Call) ----------------------------------------------
 
-  /** Runs a step another member forwarded. Rejects with MqError. */
-  async handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    switch (request['op']) {
-      case 'propose': {
-        const bytes = Buffer.from(String(request['command']), 'base64');
-        const result = await this.proposeHere(decodeMetaCommand(bytes));
-        return { result, index: this.member.meta.status().appliedIndex };
-      }
-      case 'acked':
-        return { acked: this.member.authPropagated(Number(request['index'])) };
-      case 'transfer':
-        await this.transferHere(String(request['spool']), String(request['to']));
-        return {};
-      case 'addMember':
-        await this.addMemberHere(String(request['id']), String(request['address']));
-        return {};
-      case 'removeMember':
-        await this.removeMemberHere(String(request['id']));
-        return {};
-      case 'moveOff':
-        await this.moveOffHere(String(request['id']), request['allowShrink'] === true);
-        return {};
-      case 'payloads':
-        return { ...this.member.servePayloads(String(request['group']), request['items']) };
-      default:
-        throw new MqError('invalid_argument', 'unknown accounts call');
-    }
+  /** How this member runs each step another member forwards (@spoolmq/protocol ADMIN_STEPS). */
+  private readonly steps: { readonly [O in AdminOp]: StepRunner<O> } = {
+    propose: async (step) => {
+      const result = await this.proposeHere(decodeMetaCommand(step.command));
+      return { result, index: this.member.meta.status().appliedIndex };
+    },
+    acked: async (step) => ({ acked: this.member.authPropagated(step.index) }),
+    transfer: async (step) => {
+      await this.transferHere(step.spool, step.to);
+      return {};
+    },
+    addMember: async (step) => {
+      await this.addMemberHere(step.id, step.address);
+      return {};
+    },
+    removeMember: async (step) => {
+      await this.removeMemberHere(step.id);
+      return {};
+    },
+    moveOff: async (step) => {
+      await this.moveOffHere(step.id, step.allowShrink);
+      return {};
+    },
+    payloads: async (step) => this.member.servePayloads(step.group, step.items),
+  };
+
+  /** Runs a step another member forwarded (decoded and checked). Rejects with MqError. */
+  runStep<O extends AdminOp>(step: AdminStepOf<O>): Promise<AdminAnswers[O]> {
+    const run = this.steps[step.op] as StepRunner<O>;
+    return run(step);
   }
 
   // ---- Proposals ---------------------------------------------------------------------------
@@ -528,9 +575,7 @@ export class MemberAdmin implements AdminBackend {
       return { result, index: this.member.meta.status().appliedIndex };
     }
     if (leader === null) throw unavailable('the metadata group has no leader now; retry');
-    const command64 = Buffer.from(encodeMetaCommand(command)).toString('base64');
-    const answer = await this.callOn(leader, { op: 'propose', command: command64 });
-    return { result: answer['result'] as MetaResult, index: Number(answer['index']) };
+    return this.callOn(leader, { op: 'propose', command: encodeMetaCommand(command) });
   }
 
   private proposeHere(command: MetaCommand): Promise<MetaResult> {
@@ -552,7 +597,7 @@ export class MemberAdmin implements AdminBackend {
         }
         try {
           const answer = await this.callOn(id, { op: 'acked', index }, PROPAGATION_WAIT_MS);
-          if (answer['acked'] === true) pending.delete(id);
+          if (answer.acked) pending.delete(id);
         } catch {
           pending.delete(id); // unreachable: its gateways watch another member by now
         }
@@ -598,20 +643,35 @@ export class MemberAdmin implements AdminBackend {
     }
   }
 
-  /** Runs a forwarded step on member `id` (payload fetches of spool replicas). */
-  call(id: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.callOn(id, request);
+  /** Asks member `id` for payload chunks (payload fetches of spool replicas). */
+  fetchPayloads(id: string, step: AdminStepOf<'payloads'>): Promise<AdminAnswers['payloads']> {
+    return this.callOn(id, step);
   }
 
-  /** Runs `request` on member `id` (here when it is this member). Rejects with MqError. */
-  private async callOn(
+  /**
+   * Runs `step` on member `id` (here when it is this member): through MemberOptions.adminCall
+   * when given, else the accounts service's Call. Rejects with MqError.
+   */
+  private async callOn<O extends AdminOp>(
     id: string,
-    request: Record<string, unknown>,
+    step: AdminStepOf<O>,
     deadlineMs = CALL_DEADLINE_MS,
-  ): Promise<Record<string, unknown>> {
-    if (id === this.member.id) return this.handleCall(request);
+  ): Promise<AdminAnswers[O]> {
+    if (id === this.member.id) return this.runStep(step);
     const adminCall = this.member.adminCall;
-    if (adminCall !== undefined) return adminCall(id, request);
+    const bytes = adminCall !== undefined
+      ? await adminCall(id, encodeAdminStep(step))
+      : await this.callOverGrpc(id, encodeAdminStep(step), deadlineMs);
+    try {
+      return decodeAdminAnswer(step.op as O, bytes);
+    } catch (error) {
+      if (!(error instanceof WireError)) throw error;
+      throw new MqError('internal', `member ${id} answered ${step.op}: ${error.message}`);
+    }
+  }
+
+  /** Sends an encoded AdminCall to member `id`; resolves its encoded answer. */
+  private async callOverGrpc(id: string, call: Uint8Array, deadlineMs: number): Promise<Buffer> {
     const address = this.member.peerAddress(id);
     if (address === undefined) throw unavailable(`member ${id} is unknown`);
     let client = this.clients.get(id);
@@ -622,12 +682,13 @@ export class MemberAdmin implements AdminBackend {
       });
       this.clients.set(id, client);
     }
-    const bytes = await new Promise<Buffer>((resolve, reject) => {
-      client.makeUnaryRequest<Buffer, Buffer>(
+    const connected = client;
+    return new Promise<Buffer>((resolve, reject) => {
+      connected.makeUnaryRequest<Buffer, Buffer>(
         ACCOUNTS_CALL_PATH,
         passThrough,
         passThrough,
-        Buffer.from(JSON.stringify(request)),
+        Buffer.from(call.buffer, call.byteOffset, call.byteLength),
         // A gRPC deadline is an epoch time that grpc-js enforces with its own real timer.
         { deadline: systemClock.nowMs() + deadlineMs },
         (error, answer) => (error || answer === undefined ? reject(error) : resolve(answer)),
@@ -635,15 +696,6 @@ export class MemberAdmin implements AdminBackend {
     }).catch((error: unknown) => {
       throw unavailable(`member ${id} did not answer: ${String(error)}`);
     });
-    const answer = JSON.parse(bytes.toString('utf8')) as {
-      ok?: Record<string, unknown>;
-      error?: { kind: string; message: string; details: Record<string, string | number | boolean> };
-    };
-    if (answer.error !== undefined) {
-      const { kind, message, details } = answer.error;
-      throw new MqError(kind as MqError['kind'], message, details);
-    }
-    return answer.ok ?? {};
   }
 
   // ---- Views -------------------------------------------------------------------------------
@@ -690,6 +742,9 @@ export class MemberAdmin implements AdminBackend {
     return new MqError('not_found', `plan ${name}: not found`);
   }
 }
+
+/** Runs one forwarded step of kind O. */
+type StepRunner<O extends AdminOp> = (step: AdminStepOf<O>) => Promise<AdminAnswers[O]>;
 
 function noSpool(accountId: string, spool: string): MqError {
   return new MqError('not_found', `spool ${spool} of ${accountId}: not found`);

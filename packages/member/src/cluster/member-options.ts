@@ -70,14 +70,13 @@ export interface MemberOptions {
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
   readonly grpcServices?: (service: SpoolService) => readonly DrainableService[];
   /**
-   * How this member runs an admin step on member `id` (metadata proposals, transfers, removals).
-   * Default: the accounts service's Call over gRPC at the member's address. Tests over the
-   * MemoryNetwork, which has no gRPC, pass the other members' `handleCall`. Rejects with MqError.
+   * How this member runs an admin step on member `id` (metadata proposals, transfers, removals,
+   * payload fetches): an encoded AdminCall in, the encoded AdminAnswer out (@spoolmq/protocol
+   * admin-steps.ts). Default: the accounts service's Call over gRPC at the member's address.
+   * Tests over the MemoryNetwork, which has no gRPC, pass the other members'
+   * `handleAdminCall`. Rejects with MqError when the member cannot be reached.
    */
-  readonly adminCall?: (
-    id: string,
-    request: Record<string, unknown>,
-  ) => Promise<Record<string, unknown>>;
+  readonly adminCall?: (id: string, call: Uint8Array) => Promise<Uint8Array>;
   /**
    * Mutual TLS on the member's port and on every link it dials, or INSECURE_CLUSTER. Required
    * when the member listens on gRPC (no `transport` given); with an injected transport (the

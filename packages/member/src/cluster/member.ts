@@ -14,18 +14,15 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  MqError,
   type Plan,
   resolvePlan,
-  type SpoolEngine,
   type SpoolService,
 } from '@spoolmq/engine';
-import { ACCOUNTS_CALL_PATH, type AuthTable } from '@spoolmq/protocol';
+import { ACCOUNTS_CALL_PATH, type AuthTable, type PayloadItem } from '@spoolmq/protocol';
 import {
   GroupRouter,
   GrpcTransport,
   LevelStorageEngine,
-  type RaftNodeStatus,
   type StorageEngine,
   type StorageStats,
   type Transport,
@@ -52,18 +49,18 @@ import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-m
 import { MemoryMonitor, type MemoryMonitorStatus } from '../host/memory-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
-import type { SpoolHost } from '../host/spool-host.js';
 import { TokenCodec } from '../host/tokens.js';
 import { MemberPayloads } from '../store/member-payloads.js';
-import { notPrimary, unavailable } from './cluster-errors.js';
+import { unavailable } from './cluster-errors.js';
 import {
   type AccountWatcher,
   type AccountsHost,
   accountsServiceRegistration,
+  answerAdminCall,
 } from '../rpc/accounts-rpc.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
-import { MemberAdmin } from './member-admin.js';
-import { type MetaCommand, type MetaResult, spoolPlanOf } from './meta-commands.js';
+import { type AdminHost, MemberAdmin } from './member-admin.js';
+import type { MetaCommand, MetaResult } from './meta-commands.js';
 import { hex, hostsReplica } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
@@ -71,49 +68,18 @@ import { type DrainableService, type MemberOptions, checkOptions } from './membe
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
+import { CallRouter } from './call-router.js';
+import { type MemberStatus, memberStatus } from './member-metrics.js';
+import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
+import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaMover } from './replica-mover.js';
-import { StorageRecovery, type StorageRecoveryStatus } from './storage-recovery.js';
+import { StorageRecovery } from './storage-recovery.js';
 import {
   type ClusterCodecs,
   SpoolReplica,
-  type SpoolReplicaStatus,
   parseSpoolGroup,
   spoolGroup,
 } from './spool-replica.js';
-
-/** Message counts of a spool this member serves as primary (queue depth by state, leases). */
-export interface SpoolDepth {
-  readonly spool: string;
-  readonly delayed: number;
-  readonly visible: number;
-  /** Messages under a live lease: the spool's lease count. */
-  readonly pending: number;
-  readonly failed: number;
-  /** Messages whose payload this (serving) replica cannot read now (being fetched). */
-  readonly unavailable: number;
-  /** Stored messages (in-flight sends included) and their payload bytes. */
-  readonly total: number;
-  readonly dataBytes: number;
-}
-
-/** Spools whose depth a status reports (the first in name order; keeps metrics bounded). */
-export const STATUS_DEPTH_SPOOLS_MAX = 1_000;
-
-export interface MemberStatus {
-  readonly id: string;
-  /** The cluster secret is known: spools can open here. */
-  readonly initialized: boolean;
-  readonly meta: RaftNodeStatus;
-  readonly spools: readonly SpoolReplicaStatus[];
-  /** Depths of the spools this member serves (at most STATUS_DEPTH_SPOOLS_MAX). */
-  readonly depths: readonly SpoolDepth[];
-  /** The data volume's watermark (null or absent when the member watches no disk). */
-  readonly disk?: DiskMonitorStatus | null;
-  /** The heap's watermark (absent in statuses made before it existed). */
-  readonly memory?: MemoryMonitorStatus;
-  /** Recoveries from storage failures (absent in statuses made before they existed). */
-  readonly storageRecovery?: StorageRecoveryStatus;
-}
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
@@ -123,12 +89,6 @@ const RECONCILE_INTERVAL_MS = 1_000;
 export const SERVICE_DRAIN_MS = 2_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
-
-interface ReadyWaiter {
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-  readonly timer: TimerHandle;
-}
 
 /** Metadata commands that change what gateways authenticate with. */
 const AUTH_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
@@ -156,7 +116,7 @@ const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
 /** Listeners of auth table changes (in-process gateways, watch streams). */
 const AUTH_LISTENERS_MAX = 2_048;
 
-export class Member implements AccountsHost {
+export class Member implements AccountsHost, AdminHost {
   readonly id: string;
   /** The admin API's backend (accounts, keys, plans, spools) on this member. */
   readonly admin: MemberAdmin;
@@ -166,12 +126,10 @@ export class Member implements AccountsHost {
   private authPushScheduled = false;
   /** The auth table version last pushed to the listeners. */
   private pushedAuthVersion = -1;
-  /** Each account spool's plan as the metadata says (spools outside accounts: none). */
-  private spoolPlans = new Map<string, Plan>();
-  /** The metadata's plan epoch when `spoolPlans` was computed (see MetaState.planEpoch). */
-  private planEpoch = 0;
-  /** Spools whose setPlan is being proposed here. */
-  private readonly planProposals = new Set<string>();
+  /** Keeps the served spools' engines on the metadata's plans. */
+  private readonly plans: PlanReconciler;
+  /** Where each gateway call runs: this member's host, or the primary elsewhere. */
+  private readonly calls: CallRouter;
   private readonly peers: Record<string, string>;
   /** Routes each call to this member's replica of the spool while it is the primary. */
   readonly service: SpoolService;
@@ -184,7 +142,8 @@ export class Member implements AccountsHost {
   private readonly starting = new Map<string, Promise<void>>();
   /** Replicas of deleted spools being closed and dropped from storage. */
   private readonly stopping = new Map<string, Promise<void>>();
-  private readonly readyWaiters = new Set<ReadyWaiter>();
+  /** When this member can serve, and who waits for it. */
+  private readonly readiness: MemberReadiness;
   private reconcileTimer: TimerHandle | null = null;
   /** A reconciliation is queued for the next turn (see watchMeta). */
   private reconcileQueued = false;
@@ -224,8 +183,8 @@ export class Member implements AccountsHost {
     this.disk = diskMonitorOf(options, this.clock);
     this.memory = memoryMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
-      (spool) => this.hostFor(spool),
-      () => this.isServiceReady(),
+      (spool) => this.calls.hostFor(spool),
+      () => this.readiness.serviceReady(),
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
     this.peers = { ...options.peers };
@@ -238,9 +197,31 @@ export class Member implements AccountsHost {
       this.clock,
       options.onStorageRecovery,
     );
+    this.readiness = new MemberReadiness({
+      id: this.id,
+      clock: this.clusterClock,
+      held: () =>
+        this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
+      replicas: () => this.replicas,
+      placements: () => this.metaValue?.state.spools.values() ?? [],
+      lastStartError: () => this.lastStartError,
+    });
     const randomBytes = options.randomBytes ?? systemRandomBytes;
     this.admin = new MemberAdmin(this, this.clusterClock, randomBytes);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
+    this.plans = new PlanReconciler({
+      replica: (spool) => this.replicas.get(spool),
+      spools: () => this.replicas.keys(),
+      clock: this.clusterClock,
+      retryMs: tickMs,
+    });
+    this.calls = new CallRouter({
+      id: this.id,
+      isClosing: () => this.closing,
+      replica: (spool) => this.replicas.get(spool),
+      metaState: () => this.metaValue?.state,
+      plans: this.plans,
+    });
     this.mover = new ReplicaMover({
       id: this.id,
       metaState: () => this.metaValue?.state ?? null,
@@ -494,16 +475,7 @@ export class Member implements AccountsHost {
     const replica = this.replicas.get(spool);
     if (replica === undefined || !replica.hasKnownPrimary()) return false;
     if (replica.leaderId() !== this.id) return true;
-    const plan = this.spoolPlans.get(spool);
-    return plan === undefined || !this.planBehind(replica.engine, plan);
-  }
-
-  /**
-   * Whether the spool's engine runs a plan other than `plan` that is older than this member's
-   * metadata (an engine with a newer plan than lagging metadata is not behind).
-   */
-  private planBehind(engine: SpoolEngine, plan: Plan): boolean {
-    return engine.state.planVersion < this.planEpoch && !samePlan(engine.plan, plan);
+    return !this.plans.behind(spool, replica.engine);
   }
 
   /** The replica set a new spool named `name` gets (min(members, replicasPerSpool)). */
@@ -565,8 +537,13 @@ export class Member implements AccountsHost {
     return !this.closing && this.metaValue !== null && this.meta.node.leaderId() !== null;
   }
 
-  handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.admin.handleCall(request);
+  /**
+   * Runs an admin step another member forwarded (an encoded AdminCall); resolves the encoded
+   * AdminAnswer, a failed step's MqError inside. Throws WireError for a call that does not
+   * decode.
+   */
+  handleAdminCall(call: Uint8Array): Promise<Uint8Array> {
+    return answerAdminCall(this.admin, call);
   }
 
   private scheduleAuthPush(): void {
@@ -592,20 +569,17 @@ export class Member implements AccountsHost {
 
   /** This member's replica of `spool`, if it holds one. */
   /**
-   * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts).
-   * Throws 503 unavailable when no replica of it runs here, 400 for malformed items.
+   * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts; the
+   * items were checked as they were decoded). Throws 503 unavailable when no replica of it runs
+   * here.
    */
-  servePayloads(group: string, items: unknown): FetchAnswer {
+  servePayloads(group: string, items: readonly PayloadItem[]): FetchAnswer {
     const parsed = parseSpoolGroup(group);
     const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
     if (replica === undefined || replica.group !== group) {
       throw unavailable(`no replica of ${group} runs on this member`);
     }
-    try {
-      return replica.servePayloads(items);
-    } catch (error) {
-      throw new MqError('invalid_argument', String(error));
-    }
+    return replica.servePayloads(items);
   }
 
   replica(spool: string): SpoolReplica | undefined {
@@ -618,16 +592,7 @@ export class Member implements AccountsHost {
    * (default 30 s), or when the member closes.
    */
   ready(timeoutMs = MEMBER_READY_TIMEOUT_MS_DEFAULT): Promise<void> {
-    if (this.isMemberReady()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = this.clusterClock.setTimer(() => {
-        this.readyWaiters.delete(waiter);
-        const cause = this.lastStartError === null ? '' : ` (${this.lastStartError.message})`;
-        reject(unavailable(`member ${this.id} not ready within ${timeoutMs} ms${cause}`));
-      }, timeoutMs);
-      const waiter: ReadyWaiter = { resolve, reject, timer };
-      this.readyWaiters.add(waiter);
-    });
+    return this.readiness.wait(timeoutMs);
   }
 
   /**
@@ -640,30 +605,16 @@ export class Member implements AccountsHost {
 
   /** Groups, roles, terms and indexes (for metrics). */
   status(): MemberStatus {
-    return {
+    return memberStatus({
       id: this.id,
       initialized: this.codecs !== null,
       meta: this.meta.status(),
-      spools: [...this.replicas.values()].map((replica) => replica.status()),
-      depths: this.depths(),
+      replicas: this.replicas,
+      nowMs: this.clock.nowMs(),
       disk: this.disk?.status() ?? null,
       memory: this.memory.status(),
       storageRecovery: this.recovery.status(),
-    };
-  }
-
-  private depths(): SpoolDepth[] {
-    const nowMs = this.clock.nowMs();
-    const out: SpoolDepth[] = [];
-    for (const name of [...this.replicas.keys()].sort()) {
-      if (out.length >= STATUS_DEPTH_SPOOLS_MAX) break;
-      const replica = this.replicas.get(name)!;
-      if (!replica.isServing()) continue;
-      const counts = replica.engine.spoolCounts(nowMs);
-      const { delayed, visible, pending, failed, unavailable, total, dataBytes } = counts;
-      out.push({ spool: name, delayed, visible, pending, failed, unavailable, total, dataBytes });
-    }
-    return out;
+    });
   }
 
   /** The data volume's watermark, null when the member watches no disk. */
@@ -725,12 +676,7 @@ export class Member implements AccountsHost {
     this.memory.close();
     this.recovery.close();
     await this.recovery.settled();
-    const closed = unavailable(`member ${this.id} closed`);
-    for (const waiter of this.readyWaiters) {
-      this.clusterClock.clearTimer(waiter.timer);
-      waiter.reject(closed);
-    }
-    this.readyWaiters.clear();
+    this.readiness.close(unavailable(`member ${this.id} closed`));
     this.mover.close();
     await Promise.all([...this.starting.values(), ...this.stopping.values()]);
     await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
@@ -743,82 +689,12 @@ export class Member implements AccountsHost {
     this.patterns.clear();
   }
 
-  // ---- Routing -----------------------------------------------------------------------------
-
-  private hostFor(spool: string): SpoolHost {
-    if (this.closing) throw unavailable(`member ${this.id} is closing`);
-    const replica = this.replicas.get(spool);
-    if (replica !== undefined) {
-      const host = replica.servingHost();
-      const plan = this.spoolPlans.get(spool);
-      if (plan !== undefined && this.planBehind(replica.engine, plan)) {
-        // The account's plan is not in the spool's log yet: nothing is served under another
-        // plan. The gateway retries here shortly (this member is the primary).
-        this.reconcilePlan(spool);
-        throw notPrimary(spool, this.id);
-      }
-      return host;
-    }
-    const state = this.metaValue?.state;
-    if (state === undefined || !state.initialized) {
-      throw unavailable('cluster metadata is not loaded yet; retry');
-    }
-    const record = state.spools.get(spool);
-    if (record === undefined) throw new MqError('spool_not_found', `spool ${spool} does not exist`);
-    if (record.replicas.includes(this.id)) throw unavailable(`spool ${spool} is starting; retry`);
-    throw notPrimary(spool, null, record.replicas);
-  }
-
-  /**
-   * Every local spool has a known (and, when it is this member, open) primary; secret known; and
-   * no replica here is still fetching payloads it lacks. Why the last: a member that lacks a
-   * payload (it was sent a snapshot, or a scrub or read found its copy bad) leaves the other
-   * replicas' copies as the only ones until the fetch ends, and a rolling restart (Kubernetes
-   * waits for /readyz before it stops the next member; so does the e2e rolling restart) or an
-   * operator must not take one of those down meanwhile. Payloads no replica could give
-   * (payloadsUnrepaired) do not count: waiting cannot help them, and the member must still
-   * serve everything else. The fetch starts at once, so readiness waits only for those bytes
-   * to arrive from a peer.
-   */
-  private isServiceReady(): boolean {
-    if (this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering) {
-      return false;
-    }
-    for (const replica of this.replicas.values()) {
-      if (!replica.hasKnownPrimary() || replica.payloadsFetching() > 0) return false;
-    }
-    return true;
-  }
-
   /**
    * For `/readyz` detail: the spools whose replica here lacks payloads, with how many it is
    * fetching and how many no replica could give; empty when none lacks any.
    */
-  payloadsLacking(): { spool: string; fetching: number; unrepaired: number }[] {
-    const out: { spool: string; fetching: number; unrepaired: number }[] = [];
-    for (const [spool, replica] of this.replicas) {
-      const { payloadsMissing, payloadsUnrepaired } = replica.status();
-      if (payloadsMissing === 0) continue;
-      out.push({ spool, fetching: replica.payloadsFetching(), unrepaired: payloadsUnrepaired });
-    }
-    return out;
-  }
-
-  private isMemberReady(): boolean {
-    if (!this.isServiceReady()) return false;
-    for (const record of this.meta.state.spools.values()) {
-      if (record.replicas.includes(this.id) && !this.replicas.has(record.name)) return false;
-    }
-    return true;
-  }
-
-  private checkReady(): void {
-    if (this.readyWaiters.size === 0 || !this.isMemberReady()) return;
-    for (const waiter of this.readyWaiters) {
-      this.clusterClock.clearTimer(waiter.timer);
-      waiter.resolve();
-    }
-    this.readyWaiters.clear();
+  payloadsLacking(): PayloadsLacking[] {
+    return this.readiness.payloadsLacking();
   }
 
   // ---- Metadata ----------------------------------------------------------------------------
@@ -832,7 +708,7 @@ export class Member implements AccountsHost {
       this.grpcTransport?.recheckCalls();
     }
     if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
-    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshSpoolPlans();
+    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshPlans();
     this.reconcile();
     this.queueReconcile(); // once the batch this entry is part of is applied (see watchMeta)
     if (command === null || MOVE_COMMANDS.has(command.type)) this.mover.kickAll();
@@ -864,47 +740,9 @@ export class Member implements AccountsHost {
   }
 
   /** Recomputes every account spool's plan from the metadata and logs the changed ones. */
-  private refreshSpoolPlans(): void {
+  private refreshPlans(): void {
     const state = this.metaValue?.state;
-    if (state === undefined) return;
-    const plans = new Map<string, Plan>();
-    for (const name of state.spools.keys()) {
-      const plan = state.planOfSpool(name);
-      if (plan !== null) plans.set(name, spoolPlanOf(plan));
-    }
-    this.spoolPlans = plans;
-    this.planEpoch = state.planEpoch;
-    for (const name of this.replicas.keys()) this.reconcilePlan(name);
-  }
-
-  /**
-   * While this member serves `spool` and its engine's plan differs from the metadata's, proposes
-   * a setPlan (one at a time per spool; retried a tick after a failure while still serving).
-   */
-  private reconcilePlan(spool: string): void {
-    const replica = this.replicas.get(spool);
-    const plan = this.spoolPlans.get(spool);
-    if (replica === undefined || plan === undefined || !replica.isServing()) return;
-    if (!this.planBehind(replica.engine, plan) || this.planProposals.has(spool)) return;
-    let host: SpoolHost;
-    try {
-      host = replica.servingHost();
-    } catch {
-      return; // not under the leader lease yet: the next change or call brings us back
-    }
-    this.planProposals.add(spool);
-    host.setPlan(plan, this.planEpoch).then(
-      () => {
-        this.planProposals.delete(spool);
-        this.reconcilePlan(spool); // the metadata may have moved on meanwhile
-      },
-      () => {
-        this.clusterClock.setTimer(() => {
-          this.planProposals.delete(spool);
-          this.reconcilePlan(spool);
-        }, this.options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT);
-      },
-    );
+    if (state !== undefined) this.plans.refresh(state);
   }
 
   /** Starts the replicas the metadata places here and hands them the codecs once known. */
@@ -932,7 +770,7 @@ export class Member implements AccountsHost {
       }
     }
     this.stopMovedAway();
-    this.checkReady();
+    this.readiness.check();
   }
 
   /** Stops the replicas of spools moved off this member and drops their storage. */
@@ -958,7 +796,7 @@ export class Member implements AccountsHost {
       memberId: this.id,
       storage: this.storageValue.group(group),
       openPayloads: () => this.payloads.open(group),
-      callMember: (member, request) => this.admin.call(member, request),
+      fetchPayloads: (member, step) => this.admin.fetchPayloads(member, step),
       transport: this.transport,
       router: this.router,
       ...(bootstrap === undefined ? {} : { bootstrap }),
@@ -971,8 +809,8 @@ export class Member implements AccountsHost {
         ? {}
         : { waitersPerQueueMax: options.waitersPerQueueMax }),
       onChange: () => {
-        this.checkReady();
-        this.reconcilePlan(spool);
+        this.readiness.check();
+        this.plans.reconcile(spool);
         this.mover.kick(spool);
       },
       ...(options.onPayloadUnrepaired === undefined
@@ -1108,18 +946,4 @@ function memoryMonitorOf(options: MemberOptions, clock: Clock): MemoryMonitor {
     ...(options.memoryPollMs === undefined ? {} : { pollMs: options.memoryPollMs }),
     ...(options.memoryHighPercent === undefined ? {} : { highPercent: options.memoryHighPercent }),
   });
-}
-
-/** Whether two plans set the same limits. */
-function samePlan(a: Plan, b: Plan): boolean {
-  return (
-    a === b ||
-    (a.queuesPerSpoolMax === b.queuesPerSpoolMax &&
-      a.retentionLimitSeconds === b.retentionLimitSeconds &&
-      a.retentionDefaultSeconds === b.retentionDefaultSeconds &&
-      a.messagesPerSpoolMax === b.messagesPerSpoolMax &&
-      a.payloadBytesPerSpoolMax === b.payloadBytesPerSpoolMax &&
-      a.messageSizeMaxBytes === b.messageSizeMaxBytes &&
-      a.dedupKeysPerSpoolMax === b.dedupKeysPerSpoolMax)
-  );
 }

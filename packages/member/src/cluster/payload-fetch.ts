@@ -6,15 +6,15 @@
 // held back as unavailable then returns to its place. A message removed meanwhile (an entry
 // applied after the snapshot) is simply not fetched any more.
 //
-// Wire form (JSON, as every member call): request `{ op: 'payloads', group, items: [[queueGen,
-// seq, offset], ...] }`; answer `{ chunks: [base64 | null, ...], sums: [number | null, ...],
-// missing: [index, ...] }`: the bytes of each payload from its offset, at most FETCH_CHUNK_BYTES
-// in all (null past that budget: ask again); `sums` the payload's checksum (segment-record.ts
-// payloadChecksum: every replica computes it alike from the payload as logged) beside each
-// chunk; `missing` the items whose message the answering replica holds without a good copy of
-// its payload (it lacks it or cannot read it either). A message it does not hold (it is behind,
-// or already applied the message's removal) is neither served nor missing: it cannot tell. A
-// payload is stored only when its bytes match the checksum of every chunk.
+// Wire form (the `payloads` admin step, @spoolmq/protocol admin-steps.ts): the request names
+// the group and items (queueGen, seq, offset); the answer holds, per item, the bytes of its
+// payload from its offset, at most FETCH_CHUNK_BYTES in all (none past that budget: ask again),
+// with the payload's checksum (segment-record.ts payloadChecksum: every replica computes it
+// alike from the payload as logged) beside each chunk, and the indexes of the items whose
+// message the answering replica holds without a good copy of its payload (it lacks it or cannot
+// read it either). A message it does not hold (it is behind, or already applied the message's
+// removal) is neither served nor missing: it cannot tell. A payload is stored only when its
+// bytes match the checksum of every chunk.
 //
 // One fetch loop per replica (one call in flight at a time: bounded concurrency). A pass that
 // completes nothing waits before the next, doubling from FETCH_RETRY_MS_MIN to
@@ -24,28 +24,25 @@
 // as a replica may come back. (The passes in a row keep a replica that is itself still fetching
 // the payload from raising a false alarm.)
 
-import { PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
+import { type MessageCursor, PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
+import { PAYLOAD_ITEMS_MAX, type PayloadChunks, type PayloadItem } from '@spoolmq/protocol';
 import type { Clock } from '../host/clock.js';
 import { payloadChecksum } from '../store/segment-record.js';
 
-/** Payload bytes one fetch answer carries at most (base64 keeps it under the 1 MiB call cap). */
+/** Payload bytes one fetch answer carries at most (well under the 1 MiB call cap). */
 export const FETCH_CHUNK_BYTES = 512 * 1024;
-/** Messages one fetch names at most. */
-export const FETCH_ITEMS_MAX = 256;
+/** Messages one fetch names at most (the wire's bound). */
+export const FETCH_ITEMS_MAX = PAYLOAD_ITEMS_MAX;
 /** First pause after a pass that completed nothing, ms; doubled up to FETCH_RETRY_MS_MAX. */
 export const FETCH_RETRY_MS_MIN = 100;
 export const FETCH_RETRY_MS_MAX = 30_000;
 /** Passes in a row in which every replica lacked a payload before it is reported unrepaired. */
 export const UNREPAIRED_PASSES = 3;
 
-type Item = readonly [queueGen: number, seq: number, offset: number];
+type Item = PayloadItem;
 
 /** One replica's answer to a fetch (see the wire form above). */
-export interface FetchAnswer {
-  readonly chunks: (string | null)[];
-  readonly sums: (number | null)[];
-  readonly missing: number[];
-}
+export type FetchAnswer = PayloadChunks;
 
 /** A payload no replica could give a good copy of: it stays unavailable here. */
 export interface UnrepairedPayload {
@@ -64,7 +61,8 @@ export interface FetchHost {
   engine(): SpoolEngine;
   /** Members to ask, best first (the leader, then the other voters). */
   sources(): readonly string[];
-  call(member: string, request: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Asks `member` for chunks of `items` of this group; rejects when it cannot answer. */
+  fetch(member: string, items: readonly Item[]): Promise<FetchAnswer>;
   closed(): boolean;
   /** Payloads of queue `queueGen` were stored (unavailable messages may be visible again). */
   filled(queueGen: number): void;
@@ -83,7 +81,7 @@ export function servePayloadChunks(
   items: readonly Item[],
   budgetBytes = FETCH_CHUNK_BYTES,
 ): FetchAnswer {
-  const chunks: (string | null)[] = [];
+  const chunks: (Uint8Array | null)[] = [];
   const sums: (number | null)[] = [];
   const missing: number[] = [];
   let remaining = budgetBytes;
@@ -91,8 +89,9 @@ export function servePayloadChunks(
     chunks.push(null);
     sums.push(null);
     const queue = engine.queueByGen(queueGen);
-    const message = queue?.order.find(seq);
-    if (message === undefined) return; // not held here (behind, or removed): cannot tell
+    const message = queue === undefined ? undefined : engine.message(queue, seq);
+    // Not held here (behind, or removed): cannot tell.
+    if (queue === undefined || message === undefined) return;
     if (message.location === PAYLOAD_MISSING) {
       missing.push(index);
       return;
@@ -104,48 +103,32 @@ export function servePayloadChunks(
     } catch {
       // Unreadable here too: another replica may have it. This replica drops its bad copy, so
       // it fetches a good one itself (the caller sees missingPayloads grow).
-      engine.dropPayload(queue!, message);
+      engine.dropPayload(queue, message);
       missing.push(index);
       return;
     }
     const end = Math.min(payload.byteLength, offset + remaining);
     const chunk = payload.subarray(Math.min(offset, end), end);
     remaining -= chunk.byteLength;
-    const view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    chunks[index] = view.toString('base64');
+    // A copy: the answer is encoded later, and the read may be a view into a cache.
+    chunks[index] = chunk.slice();
     sums[index] = payloadChecksum(seq, payload);
   });
   return { chunks, sums, missing };
 }
 
-/** Checks and decodes the items of a fetch request (JSON from another member). */
-export function parseFetchItems(value: unknown): Item[] | null {
-  if (!Array.isArray(value) || value.length > FETCH_ITEMS_MAX) return null;
-  const items: Item[] = [];
-  for (const item of value) {
-    if (!Array.isArray(item) || item.length !== 3) return null;
-    if (!item.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return null;
-    items.push([item[0] as number, item[1] as number, item[2] as number]);
-  }
-  return items;
-}
-
-/** A fetch answer from another member as JSON, checked; null when malformed. */
-export function parseFetchAnswer(
-  value: Record<string, unknown>,
-  count: number,
-): FetchAnswer | null {
-  const { chunks, sums, missing } = value;
-  if (!Array.isArray(chunks) || !Array.isArray(sums) || !Array.isArray(missing)) return null;
+/**
+ * A decoded fetch answer checked against the `count` items asked: a chunk and a checksum for
+ * each (both absent when not served), missing indexes in range. Null when it does not fit.
+ */
+export function checkFetchAnswer(answer: FetchAnswer, count: number): FetchAnswer | null {
+  const { chunks, sums, missing } = answer;
   if (chunks.length !== count || sums.length !== count) return null;
   for (let i = 0; i < count; i++) {
-    const chunk: unknown = chunks[i];
-    const sum: unknown = sums[i];
-    if (chunk === null ? sum !== null : typeof chunk !== 'string') return null;
-    if (chunk !== null && !(Number.isInteger(sum) && (sum as number) >= 0)) return null;
+    if ((chunks[i] === null) !== (sums[i] === null)) return null;
   }
   if (!missing.every((i) => Number.isInteger(i) && i >= 0 && i < count)) return null;
-  return { chunks, sums, missing } as FetchAnswer;
+  return answer;
 }
 
 interface Partial {
@@ -157,7 +140,7 @@ interface Partial {
 
 /** What one pass asked of the sources, for each item: its chunk, or how many lacked it. */
 interface Gathered {
-  readonly chunks: (string | null)[];
+  readonly chunks: (Uint8Array | null)[];
   readonly sums: (number | null)[];
   readonly lacking: number[];
   readonly asked: number;
@@ -201,7 +184,7 @@ export class PayloadFetcher {
   }
 
   private async run(): Promise<void> {
-    while (!this.host.closed() && this.host.engine().state.missingPayloads > 0) {
+    while (!this.host.closed() && this.host.engine().missingPayloadCount > 0) {
       const progress = await this.pass();
       if (progress) {
         this.retryMs = FETCH_RETRY_MS_MIN;
@@ -256,28 +239,17 @@ export class PayloadFetcher {
   }
 
   /** The next missing payloads after `cursor` (moved past them), about one chunk's worth. */
-  private collect(engine: SpoolEngine, cursor: { queueGen: number; seq: number }): Item[] {
+  private collect(engine: SpoolEngine, cursor: MessageCursor): Item[] {
     const items: Item[] = [];
     let bytes = 0;
-    // In generation order: the cursor moves forward through queues as through seqs (a restored
-    // state holds its queues in name order).
-    const gens = [...engine.state.queuesByGen.keys()].sort((a, b) => a - b);
-    for (const queueGen of gens) {
-      if (queueGen < cursor.queueGen) continue;
-      const queue = engine.state.queuesByGen.get(queueGen)!;
-      const after = queueGen === cursor.queueGen ? cursor.seq : 0;
-      queue.order.scanAfter(after, (message) => {
-        if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
-        cursor.queueGen = queueGen;
-        cursor.seq = message.seq;
-        if (message.location !== PAYLOAD_MISSING) return true;
-        const offset = this.partials.get(message.seq)?.filled ?? 0;
-        items.push([queueGen, message.seq, offset]);
-        bytes += message.byteLength - offset;
-        return true;
-      });
-      if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) break;
-    }
+    engine.walkMessages(cursor, (queue, message) => {
+      if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
+      if (message.location !== PAYLOAD_MISSING) return true;
+      const offset = this.partials.get(message.seq)?.filled ?? 0;
+      items.push([queue.gen, message.seq, offset]);
+      bytes += message.byteLength - offset;
+      return true;
+    });
     return items;
   }
 
@@ -286,17 +258,17 @@ export class PayloadFetcher {
    * the first source that has it, and how many sources that answered lack it.
    */
   private async gather(items: readonly Item[]): Promise<Gathered> {
-    const chunks: (string | null)[] = items.map(() => null);
+    const chunks: (Uint8Array | null)[] = items.map(() => null);
     const sums: (number | null)[] = items.map(() => null);
     const lacking = items.map(() => 0);
     let asked = 0;
     for (const source of this.host.sources()) {
       const open = items.map((_, i) => i).filter((i) => chunks[i] === null);
       if (open.length === 0) break;
-      const request = { op: 'payloads', group: this.host.group, items: open.map((i) => items[i]) };
+      const asking = open.map((i) => items[i]!);
       let answer: FetchAnswer | null;
       try {
-        answer = parseFetchAnswer(await this.host.call(source, request), open.length);
+        answer = checkFetchAnswer(await this.host.fetch(source, asking), open.length);
       } catch {
         continue; // That member is unreachable or does not serve the group now: ask the next.
       }
@@ -317,8 +289,8 @@ export class PayloadFetcher {
     items.forEach(([queueGen, seq, offset], i) => {
       const chunk = gathered.chunks[i];
       const sum = gathered.sums[i];
-      if (typeof chunk !== 'string' || typeof sum !== 'number') return;
-      const message = engine.queueByGen(queueGen)?.order.find(seq);
+      if (chunk === null || chunk === undefined || typeof sum !== 'number') return;
+      const message = engine.messageByGen(queueGen, seq);
       if (message === undefined || message.location !== PAYLOAD_MISSING) return;
       let partial = this.partials.get(seq);
       if (partial !== undefined && partial.sum !== sum) {
@@ -331,7 +303,7 @@ export class PayloadFetcher {
         partial = { bytes: new Uint8Array(message.byteLength), filled: 0, sum };
         this.partials.set(seq, partial);
       }
-      const bytes = Buffer.from(chunk, 'base64');
+      const bytes = chunk;
       const fits = bytes.byteLength > 0 && offset + bytes.byteLength <= message.byteLength;
       if (partial.filled !== offset || !fits) {
         // Not the piece asked for (a buggy or hostile source): start this payload over, so the
@@ -371,7 +343,7 @@ export class PayloadFetcher {
       }
       if (this.reported.has(seq)) return;
       const queue = engine.queueByGen(queueGen);
-      if (queue?.order.find(seq)?.location !== PAYLOAD_MISSING) return;
+      if (queue === undefined || engine.message(queue, seq)?.location !== PAYLOAD_MISSING) return;
       const passes = (this.lackingPasses.get(seq) ?? 0) + 1;
       if (passes < UNREPAIRED_PASSES) {
         this.lackingPasses.set(seq, passes);
@@ -403,9 +375,5 @@ export class PayloadFetcher {
 
 /** Whether a live message `seq` of the spool lacks its payload here. */
 function isMissing(engine: SpoolEngine, seq: number): boolean {
-  for (const queue of engine.state.queues.values()) {
-    const message = queue.order.find(seq);
-    if (message !== undefined) return message.location === PAYLOAD_MISSING;
-  }
-  return false;
+  return engine.findMessage(seq)?.location === PAYLOAD_MISSING;
 }

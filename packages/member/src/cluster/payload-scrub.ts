@@ -95,31 +95,19 @@ export class PayloadScrubber {
     let bytes = 0;
     let records = 0;
     const full = (): boolean => bytes >= SCRUB_BYTES_PER_TICK || records >= SCRUB_RECORDS_PER_TICK;
-    const cursor = this.cursor;
-    const gens = [...engine.state.queuesByGen.keys()].sort((a, b) => a - b);
-    for (const queueGen of gens) {
-      if (queueGen < cursor.queueGen) continue;
-      const queue = engine.state.queuesByGen.get(queueGen)!;
-      const after = queueGen === cursor.queueGen ? cursor.seq : 0;
-      queue.order.scanAfter(after, (message) => {
-        if (full()) return false;
-        cursor.queueGen = queueGen;
-        cursor.seq = message.seq;
-        if (message.location === PAYLOAD_MISSING) return true;
-        records++;
-        this.scrubbed++;
-        bytes += message.byteLength;
-        const { seq, location, byteLength } = message;
-        const problem = this.host.store.verify(seq, location, byteLength);
-        if (problem !== null) bad.push([queue, message, problem]);
-        return true;
-      });
+    const walked = engine.walkMessages(this.cursor, (queue, message) => {
       if (full()) return false;
-      // This queue is done: the next one starts from its first message.
-      cursor.queueGen = queueGen + 1;
-      cursor.seq = 0;
-    }
-    return true;
+      if (message.location === PAYLOAD_MISSING) return true;
+      records++;
+      this.scrubbed++;
+      bytes += message.byteLength;
+      const { seq, location, byteLength } = message;
+      const problem = this.host.store.verify(seq, location, byteLength);
+      if (problem !== null) bad.push([queue, message, problem]);
+      return true;
+    });
+    // A walk that reached the end just as the bounds filled ends its pass on the next tick.
+    return walked && !full();
   }
 
   private schedule(delayMs: number): void {

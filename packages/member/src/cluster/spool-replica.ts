@@ -32,6 +32,7 @@ import {
   type StorageDamage,
   type Transport,
 } from '@spoolmq/raft';
+import type { AdminStepOf, PayloadChunks, PayloadItem } from '@spoolmq/protocol';
 import { type Clock, monotonicClock, type TimerHandle } from '../host/clock.js';
 import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
@@ -45,7 +46,6 @@ import {
   type FetchAnswer,
   PayloadFetcher,
   type UnrepairedPayload,
-  parseFetchItems,
   servePayloadChunks,
 } from './payload-fetch.js';
 import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
@@ -60,6 +60,11 @@ export interface ClusterCodecs {
   readonly patterns: PatternCache;
 }
 
+/** Where a call to a spool runs: on this member's host, or on the member that leads. */
+export type ReplicaRoute =
+  | { readonly kind: 'local'; readonly host: SpoolHost }
+  | { readonly kind: 'forward'; readonly member: string | null };
+
 export interface SpoolReplicaOptions {
   readonly name: string;
   /** The spool's incarnation (metadata generation): part of the group id. */
@@ -72,13 +77,13 @@ export interface SpoolReplicaOptions {
    */
   readonly openPayloads?: () => ReplicaPayloadStore;
   /**
-   * Runs a call on another member (payload fetches after another replica's snapshot was
-   * installed here). Without it, missing payloads stay missing.
+   * Asks another member for payloads this replica lacks (after another replica's snapshot was
+   * installed here, or a copy failed its checksum). Without it, missing payloads stay missing.
    */
-  readonly callMember?: (
+  readonly fetchPayloads?: (
     member: string,
-    request: Record<string, unknown>,
-  ) => Promise<Record<string, unknown>>;
+    step: AdminStepOf<'payloads'>,
+  ) => Promise<PayloadChunks>;
   readonly transport: Transport;
   readonly router: GroupRouter;
   /** Founding replicas, used only when the storage holds nothing for the group. */
@@ -213,10 +218,10 @@ export class SpoolReplica implements StateMachine {
       group: this.group,
       engine: () => this.engineValue,
       sources: () => this.fetchSources(),
-      call: (member, request) => {
-        const call = this.options.callMember;
-        if (call === undefined) return Promise.reject(new Error('no calls to other members'));
-        return call(member, request);
+      fetch: (member, items) => {
+        const fetch = this.options.fetchPayloads;
+        if (fetch === undefined) return Promise.reject(new Error('no calls to other members'));
+        return fetch(member, { op: 'payloads', group: this.group, items });
       },
       closed: () => this.closed || this.failure !== null,
       clock: options.clock,
@@ -244,7 +249,7 @@ export class SpoolReplica implements StateMachine {
     const queue = this.engineValue.queueByGen(queueGen);
     if (queue !== undefined) this.host?.payloadRestored(queue);
     // The member's readiness waits for the last missing payload (see Member.isServiceReady).
-    if (this.engineValue.state.missingPayloads === 0) this.options.onChange?.();
+    if (this.engineValue.missingPayloadCount === 0) this.options.onChange?.();
   }
 
   /** A payload read failed here (the host dropped its location): fetch a good copy. */
@@ -287,14 +292,14 @@ export class SpoolReplica implements StateMachine {
     node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
     node.on('error', (error) => this.onNodeStopped(error));
     if (node.isLeader()) this.beginOpening(node.term());
-    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    if (this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
     this.scrubber.start();
   }
 
   /** Payloads this replica lacks and still hopes to fetch (missing, less unrepaired). */
   payloadsFetching(): number {
     // Reports are forgotten at the next pass once settled: never below 0 meanwhile.
-    return Math.max(0, this.engineValue.state.missingPayloads - this.fetcher.unrepairedCount);
+    return Math.max(0, this.engineValue.missingPayloadCount - this.fetcher.unrepairedCount);
   }
 
   /** Payloads fetched from other replicas so far (after snapshots installed here). */
@@ -306,12 +311,10 @@ export class SpoolReplica implements StateMachine {
    * Answers another replica's payload fetch (see payload-fetch.ts): chunks of the payloads it
    * names, from this replica's store. Throws Error for malformed items.
    */
-  servePayloads(items: unknown): FetchAnswer {
-    const parsed = parseFetchItems(items);
-    if (parsed === null) throw new Error('malformed payload fetch');
-    const missingBefore = this.engineValue.state.missingPayloads;
-    const answer = servePayloadChunks(this.engineValue, parsed);
-    const lost = this.engineValue.state.missingPayloads - missingBefore;
+  servePayloads(items: readonly PayloadItem[]): FetchAnswer {
+    const missingBefore = this.engineValue.missingPayloadCount;
+    const answer = servePayloadChunks(this.engineValue, items);
+    const lost = this.engineValue.missingPayloadCount - missingBefore;
     if (lost > 0) {
       // Copies that failed their checksum here while serving: fetch good ones too.
       this.payloadReadFailures += lost;
@@ -385,7 +388,7 @@ export class SpoolReplica implements StateMachine {
     const target = this.payloads.compactionTarget?.() ?? null;
     if (target !== null) this.engineValue.relocatePayloads(target);
     // A payload found unreadable while relocating lost its location: fetch a good copy.
-    if (this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    if (this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
     const writer: SnapshotWriter = this.engineValue.beginSnapshot();
     return {
       step: (budgetBytes) => {
@@ -425,29 +428,42 @@ export class SpoolReplica implements StateMachine {
    */
   private restorePayloads(installed: boolean): void {
     this.payloadsRecovered += recoverHeldPayloads(this.engineValue, this.payloads);
-    if (installed && this.engineValue.state.missingPayloads > 0) this.fetcher.kick();
+    if (installed && this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
   }
 
   // ---- Serving -----------------------------------------------------------------------------
 
   /**
-   * The host when this member is the spool's open primary and holds the leader lease (so reads
-   * are current and no write starts on a primary cut off from its quorum). Otherwise throws 503
-   * unavailable with `notPrimary` (nothing was appended) and the leader hint when one is known;
-   * the hint names this member while it leads but is opening the spool or renewing its lease
-   * (retry here shortly). Plain 503 when the replica was closed or its node stopped.
+   * Where a call to this spool runs now: here (`local`) when this member is the spool's open
+   * primary and holds the leader lease (so reads are current and no write starts on a primary
+   * cut off from its quorum); otherwise on the member that leads (`forward`, null when none is
+   * known), which names this member while it leads but is opening the spool or renewing its
+   * lease (retry here shortly). Throws 503 unavailable when the replica was closed or its node
+   * stopped.
    */
-  servingHost(): SpoolHost {
+  route(): ReplicaRoute {
     const node = this.nodeValue;
     if (this.closed || node === null || this.failure !== null) {
       const cause = this.failure === null ? '' : ` (replica stopped: ${this.failure.message})`;
       throw unavailable(`spool ${this.name} is not served here now${cause}`);
     }
     const host = this.host;
-    if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) return host;
+    if (host !== null && node.term() === this.log!.term && node.hasLeaderLease()) {
+      return { kind: 'local', host };
+    }
     // While handing over, the heir is where the spool is about to be served.
-    const hint = this.heir !== null && node.isLeader() ? this.heir : node.leaderId();
-    throw notPrimary(this.name, hint);
+    const member = this.heir !== null && node.isLeader() ? this.heir : node.leaderId();
+    return { kind: 'forward', member };
+  }
+
+  /**
+   * The host when `route` is local; otherwise throws 503 unavailable with `notPrimary` (nothing
+   * was appended) and the leader hint, or plain 503 as `route`.
+   */
+  servingHost(): SpoolHost {
+    const route = this.route();
+    if (route.kind === 'local') return route.host;
+    throw notPrimary(this.name, route.member);
   }
 
   /** The member believed to lead the group (null when none is known). */
@@ -483,7 +499,7 @@ export class SpoolReplica implements StateMachine {
       openings: this.openings,
       restores: this.restores,
       failure: this.failure?.message ?? null,
-      payloadsMissing: this.engineValue.state.missingPayloads,
+      payloadsMissing: this.engineValue.missingPayloadCount,
       payloadsUnrepaired: this.fetcher.unrepairedCount,
       payloadReadFailures: this.payloadReadFailures,
       payloadsFetched: this.fetcher.fetched,
@@ -517,7 +533,7 @@ export class SpoolReplica implements StateMachine {
     const host = this.host;
     const log = this.log;
     if (host !== null && log !== null && node.isLeader() && node.term() === log.term) {
-      const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+      const atMs = Math.max(this.clock.nowMs(), this.engineValue.lastAppliedAtMs);
       this.unsentRecord = encodeHandOff(atMs, host.handingOff());
     }
     this.stepDown();
@@ -611,7 +627,7 @@ export class SpoolReplica implements StateMachine {
     if (this.closed || this.lameDuck || node === null || this.codecs === null) return;
     if (this.openingTerm === term || this.log?.term === term) return;
     this.openingTerm = term;
-    const atMs = Math.max(this.clock.nowMs(), this.engineValue.state.lastAppliedAtMs);
+    const atMs = Math.max(this.clock.nowMs(), this.engineValue.lastAppliedAtMs);
     node.propose(encodeBarrier(atMs)).then(
       (proposed) => this.openIfLeading(term, proposed.index),
       () => this.barrierFailed(term),
@@ -636,7 +652,7 @@ export class SpoolReplica implements StateMachine {
     const codecs = this.codecs!; // `opens` checked it
     const { tokens, cursors, patterns } = codecs;
     const engine = this.engineValue;
-    const log = new RaftCommandLog(this.name, node, term, this.clock, engine.state.lastAppliedAtMs);
+    const log = new RaftCommandLog(this.name, node, term, this.clock, engine.lastAppliedAtMs);
     const host = new SpoolHost({
       name: this.name,
       engine,

@@ -1,15 +1,23 @@
 // The member's side of the accounts service (ACCOUNTS_SERVICE, @spoolmq/protocol): Watch streams
 // the auth table to gateways, pushing a new one whenever accounts, keys or plans change, and
-// records each gateway's acknowledgement; Call runs an admin step another member forwarded.
+// records each gateway's acknowledgement; Call runs an admin step another member forwarded
+// (an AdminCall, @spoolmq/protocol admin-steps.ts).
 
 import type * as grpc from '@grpc/grpc-js';
+import { MqError } from '@spoolmq/engine';
 import type { ServiceAccess } from '@spoolmq/raft';
 import {
   ACCOUNTS_CALL_BYTES_MAX,
   ACCOUNTS_SERVICE,
+  type AdminAnswers,
+  type AdminOp,
+  type AdminStepOf,
   WATCH_HEARTBEAT_MS,
   type AuthTable,
+  WireError,
   decodeAck,
+  decodeAdminStep,
+  encodeAdminAnswer,
   encodeAuthTable,
 } from '@spoolmq/protocol';
 
@@ -29,8 +37,36 @@ export interface AccountsHost {
   /** Whether this member's metadata follows a leader now (else watchers get no heartbeat). */
   metaCurrent(): boolean;
   readonly watchers: Set<AccountWatcher>;
-  /** Runs a forwarded admin step (JSON object in, JSON object out); rejects with MqError. */
-  handleCall(request: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Runs a forwarded admin step: an encoded AdminCall in, the encoded AdminAnswer out (see
+   * answerAdminCall). Throws WireError for a call that does not decode.
+   */
+  handleAdminCall(call: Uint8Array): Promise<Uint8Array>;
+}
+
+/** What runs decoded admin steps (the member's MemberAdmin). */
+export interface AdminStepRunner {
+  /** Runs `step`; rejects with MqError (anything else answers 500 internal). */
+  runStep<O extends AdminOp>(step: AdminStepOf<O>): Promise<AdminAnswers[O]>;
+}
+
+/**
+ * Decodes and checks an AdminCall, runs its step on `runner` and resolves the encoded
+ * AdminAnswer: the step's result, or the error it failed with. Throws WireError (at once, before
+ * anything runs) for a call that does not decode.
+ */
+export function answerAdminCall(runner: AdminStepRunner, call: Uint8Array): Promise<Uint8Array> {
+  const step = decodeAdminStep(call);
+  return runner.runStep(step).then(
+    (answer) => encodeAdminAnswer(step.op, { answer }),
+    (error: unknown) => {
+      const failure =
+        error instanceof MqError
+          ? error
+          : new MqError('internal', error instanceof Error ? error.message : String(error));
+      return encodeAdminAnswer(step.op, { error: failure });
+    },
+  );
 }
 
 export interface AccountsServiceRegistration {
@@ -47,6 +83,7 @@ export const ACCOUNTS_ACCESS: ServiceAccess = { watch: ['gateway', 'member'], ca
 
 const RESOURCE_EXHAUSTED = 8;
 const INVALID_ARGUMENT = 3;
+const INTERNAL = 13;
 
 /** The accounts service over `host`, for GrpcTransport's `services`. */
 export function accountsServiceRegistration(host: AccountsHost): AccountsServiceRegistration {
@@ -88,26 +125,20 @@ export function accountsServiceRegistration(host: AccountsHost): AccountsService
     callback: grpc.sendUnaryData<Buffer>,
   ): void => {
     const bytes = unary.request;
-    let request: unknown;
+    let answer: Promise<Uint8Array>;
     try {
-      if (bytes.byteLength > ACCOUNTS_CALL_BYTES_MAX) throw new Error('too large');
-      request = JSON.parse(bytes.toString('utf8'));
-      if (typeof request !== 'object' || request === null) throw new Error('not an object');
-    } catch {
-      callback({ code: INVALID_ARGUMENT, details: 'malformed accounts call' });
+      if (bytes.byteLength > ACCOUNTS_CALL_BYTES_MAX) throw new WireError('call too large');
+      answer = host.handleAdminCall(bytes);
+    } catch (error) {
+      // A peer that sends what does not decode is told why (it is a member: a bug, or a newer
+      // build); nothing ran.
+      const why = error instanceof WireError ? error.message : String(error);
+      callback({ code: INVALID_ARGUMENT, details: `malformed admin call: ${why}` });
       return;
     }
-    host.handleCall(request as Record<string, unknown>).then(
-      (answer) => callback(null, Buffer.from(JSON.stringify({ ok: answer }))),
-      (error: unknown) => {
-        const e = error as { kind?: string; message?: string; details?: unknown };
-        const failure = {
-          kind: typeof e.kind === 'string' ? e.kind : 'internal',
-          message: typeof e.message === 'string' ? e.message : String(error),
-          details: e.details ?? {},
-        };
-        callback(null, Buffer.from(JSON.stringify({ error: failure })));
-      },
+    answer.then(
+      (encoded) => callback(null, Buffer.from(encoded.buffer, encoded.byteOffset, encoded.length)),
+      (error: unknown) => callback({ code: INTERNAL, details: String(error) }),
     );
   };
   return { definition: ACCOUNTS_SERVICE, implementation: { watch, call }, access: ACCOUNTS_ACCESS };

@@ -14,20 +14,18 @@ import type { ReplicaPayloadStore } from './replica-payloads.js';
  * this call: two map entries per missing message.
  */
 export function recoverHeldPayloads(engine: SpoolEngine, store: ReplicaPayloadStore): number {
-  const state = engine.state;
-  if (state.missingPayloads === 0) return 0;
+  if (engine.missingPayloadCount === 0) return 0;
   const lengths = new Map<number, number>();
   const gens = new Map<number, number>();
-  for (const [queueGen, queue] of state.queuesByGen) {
-    queue.order.scanAfter(0, (message) => {
-      if (message.location === PAYLOAD_MISSING) {
-        lengths.set(message.seq, message.byteLength);
-        gens.set(message.seq, queueGen);
-      }
-      return true;
-    });
-  }
-  return store.recoverHeld(lengths, (seq, payload) =>
-    engine.fillPayload(gens.get(seq)!, seq, payload),
-  );
+  engine.walkMessages({ queueGen: 0, seq: 0 }, (queue, message) => {
+    if (message.location === PAYLOAD_MISSING) {
+      lengths.set(message.seq, message.byteLength);
+      gens.set(message.seq, queue.gen);
+    }
+    return true;
+  });
+  return store.recoverHeld(lengths, (seq, payload) => {
+    const queueGen = gens.get(seq);
+    return queueGen !== undefined && engine.fillPayload(queueGen, seq, payload);
+  });
 }

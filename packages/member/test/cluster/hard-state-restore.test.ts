@@ -72,7 +72,7 @@ describe('a member whose hard states fail their checksums', () => {
     await c.member('n1').admin.createAccount('acme', undefined);
     await waitFor(() => member.meta.state.accounts.has('acme'));
     await onPrimary(c, (service) => service.createQueue('default', 'r', {}));
-    await waitFor(() => member.replica('default')?.engine.state.queues.has('r') === true);
+    await waitFor(() => member.replica('default')?.engine.queue('r') !== undefined);
     const received: string[] = [];
     for (let i = 0; i < 10; i++) received.push((await onPrimary(c, (service) => receiveNow(service, 'q'))).messageId);
     expect(received).toEqual(sent);

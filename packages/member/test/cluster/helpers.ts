@@ -5,7 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Delivery, MqError, type SpoolService, encodeReplicatedState } from '@spoolmq/engine';
+import { type Delivery, MqError, type SpoolService } from '@spoolmq/engine';
+import { decodeAdminStep } from '@spoolmq/protocol';
 import { MemoryNetwork, MemoryStorageEngine, type StorageEngine } from '@spoolmq/raft';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
@@ -88,15 +89,14 @@ export class TestCluster {
 
   /**
    * An admin step on member `to`, in process (the accounts service's Call without gRPC): the
-   * request and the answer go through JSON as they would on the wire; a stopped member fails the
-   * call as an unreachable one would.
+   * encoded call and answer, as on the wire; a stopped member fails the call as an unreachable
+   * one would.
    */
-  private async adminCall(to: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (request['op'] === 'payloads' && this.payloadGate !== null) await this.payloadGate;
+  private async adminCall(to: string, call: Uint8Array): Promise<Uint8Array> {
+    if (decodeAdminStep(call).op === 'payloads' && this.payloadGate !== null) await this.payloadGate;
     const member = this.members.get(to);
     if (member === undefined) throw new MqError('unavailable', `member ${to} did not answer`);
-    const answer = await member.handleCall(JSON.parse(JSON.stringify(request)) as Record<string, unknown>);
-    return JSON.parse(JSON.stringify(answer)) as Record<string, unknown>;
+    return member.handleAdminCall(call);
   }
 
   /** Holds every payload fetch between members until the returned function is called. */
@@ -148,7 +148,7 @@ export class TestCluster {
       const commit = Math.max(...replicas.map((r) => r!.status().commitIndex));
       if (applied.some((a) => a !== commit)) return false;
       // Payload locations differ between replicas; the replicated state must not.
-      const snapshots = replicas.map((r) => Buffer.from(encodeReplicatedState(r!.engine.state)));
+      const snapshots = replicas.map((r) => Buffer.from(r!.engine.replicatedState()));
       if (!snapshots.every((s) => s.equals(snapshots[0]!))) return false;
       bytes = snapshots[0]!;
       return true;

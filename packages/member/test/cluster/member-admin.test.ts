@@ -70,7 +70,7 @@ describe('MemberAdmin', () => {
     await waitFor(() => replicas().every((replica) => replica.engine.plan.queuesPerSpoolMax === 1));
     for (const replica of replicas()) {
       expect(replica.engine.plan).toMatchObject({ queuesPerSpoolMax: 1, retentionLimitSeconds: 600 });
-      expect(replica.engine.state.planVersion).toBe(leader.meta.state.planEpoch);
+      expect(replica.engine.planVersion).toBe(leader.meta.state.planEpoch);
     }
     const service = (await c.primary('acme/default')).service;
     const created = await service.createQueue('acme/default', 'only', { retentionSeconds: 0 });
@@ -93,7 +93,7 @@ describe('MemberAdmin membership', () => {
       raft: FAST_RAFT,
       join: true,
       // Admin steps in process, as the cluster's members run them (no gRPC here).
-      adminCall: (to, request) => (to === 'n4' ? joiner : c.member(to)).handleCall(request),
+      adminCall: (to, request) => (to === 'n4' ? joiner : c.member(to)).handleAdminCall(request),
     });
     try {
       // Not founded: it knows no secret until the leader adds it.

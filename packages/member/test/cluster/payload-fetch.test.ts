@@ -9,10 +9,16 @@ import {
   UNREPAIRED_PASSES,
   PayloadFetcher,
   type UnrepairedPayload,
-  parseFetchAnswer,
-  parseFetchItems,
+  checkFetchAnswer,
   servePayloadChunks,
 } from '../../src/cluster/payload-fetch.js';
+import {
+  PAYLOAD_ITEMS_MAX,
+  decodeAdminAnswer,
+  decodeAdminStep,
+  encodeAdminAnswer,
+  encodeAdminStep,
+} from '@spoolmq/protocol';
 import { ManualClock, settle } from '../../src/host/clock.js';
 import { payloadChecksum } from '../../src/store/segment-record.js';
 
@@ -40,12 +46,12 @@ describe('servePayloadChunks', () => {
     expect(missing).toEqual([]);
     expect(sums[0]).toBe(payloadChecksum(1, engine.payloadOf(engine.queue('q')!.order.find(1)!)));
     expect(sums.slice(2)).toEqual(Array(8).fill(null));
-    const sizes = chunks.map((c) => (c === null ? 0 : Buffer.from(c, 'base64').byteLength));
+    const sizes = chunks.map((c) => (c === null ? 0 : c.byteLength));
     expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(FETCH_CHUNK_BYTES);
     expect(sizes[0]).toBe(300 * 1024 - 1000);
     expect(sizes[1]).toBe(FETCH_CHUNK_BYTES - sizes[0]!);
     expect(chunks.slice(2)).toEqual(Array(8).fill(null));
-    expect(Buffer.from(chunks[1]!, 'base64')[0]).toBe(1);
+    expect(chunks[1]![0]).toBe(1);
   });
 
   it('names as missing the messages it holds without a good copy; of others it cannot tell', () => {
@@ -53,22 +59,17 @@ describe('servePayloadChunks', () => {
     const gen = engine.queue('q')!.gen;
     engine.dropPayload(engine.queue('q')!, engine.queue('q')!.order.find(2)!);
     const answer = servePayloadChunks(engine, [[gen, 3, 0], [gen + 1, 1, 0], [gen, 2, 0], [gen, 1, 0]]);
-    expect(answer.chunks).toEqual([null, null, null, Buffer.alloc(10).toString('base64')]);
+    expect(answer.chunks).toEqual([null, null, null, new Uint8Array(10)]);
     // 3 and queue gen+1 are not held here (behind, or removed already): neither served nor missing.
     expect(answer.missing).toEqual([2]);
     expect(answer.sums[3]).toBe(payloadChecksum(1, new Uint8Array(10)));
   });
 });
 
-describe('parseFetchItems', () => {
-  it('takes triples of non-negative integers, at most FETCH_ITEMS_MAX', () => {
-    expect(parseFetchItems([[1, 2, 3]])).toEqual([[1, 2, 3]]);
-    expect(parseFetchItems([[1, 2]])).toBeNull();
-    expect(parseFetchItems([[1, -2, 0]])).toBeNull();
-    expect(parseFetchItems([[1, 2.5, 0]])).toBeNull();
-    expect(parseFetchItems('x')).toBeNull();
-    expect(parseFetchItems(Array(FETCH_ITEMS_MAX + 1).fill([1, 1, 0]))).toBeNull();
-  });
+// The items of a fetch request are checked as they are decoded: see the protocol package's
+// admin-steps test (at most PAYLOAD_ITEMS_MAX = FETCH_ITEMS_MAX items, three integers each).
+it('fetches at most as many items as the wire carries', () => {
+  expect(FETCH_ITEMS_MAX).toBe(PAYLOAD_ITEMS_MAX);
 });
 
 describe('servePayloadChunks over a bad copy', () => {
@@ -89,20 +90,21 @@ describe('servePayloadChunks over a bad copy', () => {
     }
     const answer = servePayloadChunks(engine, [[queueGen, 1, 0], [queueGen, 2, 0]]);
     expect(answer.missing).toEqual([0]);
-    expect(answer.chunks[1]).toBe(Buffer.alloc(5).toString('base64'));
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(answer.chunks[1]).toEqual(new Uint8Array(5));
+    expect(engine.missingPayloadCount).toBe(1);
   });
 });
 
-describe('parseFetchAnswer', () => {
+describe('checkFetchAnswer', () => {
   it('takes chunks with their checksums and the missing indexes; refuses anything else', () => {
-    const good = { chunks: ['AA==', null], sums: [7, null], missing: [1] };
-    expect(parseFetchAnswer(good, 2)).toEqual(good);
-    expect(parseFetchAnswer(good, 3)).toBeNull();
-    expect(parseFetchAnswer({ chunks: ['AA=='], missing: [] }, 1)).toBeNull(); // no checksums
-    expect(parseFetchAnswer({ chunks: ['AA=='], sums: [null], missing: [] }, 1)).toBeNull();
-    expect(parseFetchAnswer({ chunks: [null], sums: [3], missing: [] }, 1)).toBeNull();
-    expect(parseFetchAnswer({ chunks: [null], sums: [null], missing: [1] }, 1)).toBeNull();
+    const chunk = new Uint8Array([0]);
+    const good = { chunks: [chunk, null], sums: [7, null], missing: [1] };
+    expect(checkFetchAnswer(good, 2)).toEqual(good);
+    expect(checkFetchAnswer(good, 3)).toBeNull();
+    expect(checkFetchAnswer({ chunks: [chunk], sums: [], missing: [] }, 1)).toBeNull(); // no checksums
+    expect(checkFetchAnswer({ chunks: [chunk], sums: [null], missing: [] }, 1)).toBeNull();
+    expect(checkFetchAnswer({ chunks: [null], sums: [3], missing: [] }, 1)).toBeNull();
+    expect(checkFetchAnswer({ chunks: [null], sums: [null], missing: [1] }, 1)).toBeNull();
   });
 });
 
@@ -121,25 +123,23 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
     clock,
     engine: () => engine,
     sources: () => Object.keys(peers),
-    call: async (member, request) => {
+    fetch: async (member, items) => {
       calls.push(member);
       const peer = peers[member]!;
       if (peer === 'down') throw new Error('unreachable');
-      const answer = servePayloadChunks(peer, parseFetchItems(request['items'])!);
-      // Through JSON as on the wire; a tampering peer flips a byte of each chunk it sends.
-      const wire = JSON.parse(JSON.stringify(answer)) as Record<string, unknown> & { chunks: (string | null)[] };
-      if (tamper.grow) {
-        wire.chunks = wire.chunks.map((c) => (c === null ? c : Buffer.concat([Buffer.from(c, 'base64'), Buffer.alloc(400 * 1024)]).toString('base64')));
-      }
-      if (tamper.on) {
-        wire.chunks = wire.chunks.map((c) => {
-          if (c === null) return c;
-          const bytes = Buffer.from(c, 'base64');
-          bytes[0]! ^= 1;
-          return bytes.toString('base64');
-        });
-      }
-      return wire;
+      // Through the wire codec both ways, as between members.
+      const step = decodeAdminStep(encodeAdminStep({ op: 'payloads', group: 'spool:default#1', items }));
+      if (step.op !== 'payloads') throw new Error('not a payload fetch');
+      const served = servePayloadChunks(peer, step.items);
+      const answer = decodeAdminAnswer('payloads', encodeAdminAnswer('payloads', { answer: served }));
+      // A growing peer sends more than asked; a tampering one flips a byte of each chunk.
+      const chunks = answer.chunks.map((c) => {
+        if (c === null) return c;
+        const bytes = tamper.grow ? Buffer.concat([c, Buffer.alloc(400 * 1024)]) : Buffer.from(c);
+        if (tamper.on) bytes[0]! ^= 1;
+        return bytes;
+      });
+      return { ...answer, chunks };
     },
     closed: () => false,
     filled: (queueGen) => filled.push(queueGen),
@@ -172,7 +172,7 @@ describe('PayloadFetcher', () => {
     expect(engine.receive(queue, 0)).not.toBe(two); // 2 and 3 are held back: 4
     expect(two.where).toBe(Where.Unavailable);
     fetcher.kick();
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(engine.payloadOf(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
     expect(engine.payloadOf(queue.order.find(3)!)).toEqual(new Uint8Array(300 * 1024).fill(2));
     expect(two.where).toBe(Where.Ready);
@@ -186,10 +186,10 @@ describe('PayloadFetcher', () => {
     tamper.on = true;
     fetcher.kick();
     await until(() => fetcher.rejected > 0);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
     tamper.on = false;
     await clock.advance(FETCH_RETRY_MS_MIN);
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(engine.payloadOf(engine.queue('q')!.order.find(2)!)).toEqual(new Uint8Array(300 * 1024).fill(1));
   });
 
@@ -212,7 +212,7 @@ describe('PayloadFetcher', () => {
     peers['n2'] = engineWith(4, 300 * 1024);
     peers['n3'] = 'down';
     await clock.advance(FETCH_RETRY_MS_MAX);
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(fetcher.unrepairedCount).toBe(0);
     expect(unrepaired).toHaveLength(1);
   });
@@ -224,10 +224,10 @@ describe('PayloadFetcher', () => {
     await until(() => fetcher.rejected > 0);
     await clock.advance(0);
     expect(calls.length).toBeLessThanOrEqual(2);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
     tamper.grow = false;
     await clock.advance(FETCH_RETRY_MS_MIN);
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
   });
 
   it('a kick ends the pause at once: a payload lost while the fetcher backs off is fetched now', async () => {
@@ -240,7 +240,7 @@ describe('PayloadFetcher', () => {
     peers['n2'] = engineWith(4, 300 * 1024);
     engine.dropPayload(queue, queue.order.find(4)!);
     fetcher.kick();
-    await until(() => engine.state.missingPayloads === 0);
+    await until(() => engine.missingPayloadCount === 0);
     expect(fetcher.fetched).toBe(2);
   });
 
@@ -263,6 +263,6 @@ describe('PayloadFetcher', () => {
     fetcher.kick();
     await passes(clock, UNREPAIRED_PASSES * 2);
     expect(unrepaired).toEqual([]);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
   });
 });

@@ -91,7 +91,7 @@ describe('PayloadScrubber', () => {
       { group: 'spool:default#1', queue: 'b', seq, problem: expect.stringMatching(/checksum mismatch/) },
     ]);
     expect(message.location).toBe(PAYLOAD_MISSING);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
     expect(engine.queueCounts(engine.queue('b')!, 1).unavailable).toBe(1);
     // The next pass skips the missing one and finds nothing new.
     expect(scrubber.tick()).toBe(true);

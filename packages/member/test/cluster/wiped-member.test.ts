@@ -78,7 +78,7 @@ describe('a member whose storage was wiped', () => {
     await cluster.converged('default');
     const replica = cluster.member(wiped).replica('default')!;
     expect(replica.status().restores).toBeGreaterThan(0);
-    await waitFor(() => replica.engine.state.missingPayloads === 0);
+    await waitFor(() => replica.engine.missingPayloadCount === 0);
     expect(replica.payloadsFetched).toBeGreaterThan(0);
     const queue = replica.engine.queue('q')!;
     // Compared as digests: a diff of 700 KiB arrays would take minutes to print.
@@ -111,8 +111,8 @@ describe('a member whose storage was wiped', () => {
     const state = await cluster.converged('default');
     const rebuilt = cluster.member(wiped).replica('default')!;
     expect(rebuilt.status().restores).toBeGreaterThan(0);
-    expect(rebuilt.engine.state.messageCount).toBe(400);
-    await waitFor(() => rebuilt.engine.state.missingPayloads === 0);
+    expect(rebuilt.engine.messageCount).toBe(400);
+    await waitFor(() => rebuilt.engine.missingPayloadCount === 0);
     // About 21 KB of snapshot: some 21 InstallSnapshot chunks, now in a file of its own.
     expect(rebuilt.status().snapshotIndex).toBeGreaterThan(0);
     // Restarted, it restores from its own stored snapshot (read a frame at a time) and log.

@@ -6,7 +6,7 @@
 import { Buffer } from 'node:buffer';
 import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH } from '@spoolmq/protocol';
+import { ACCOUNTS_CALL_PATH, ACCOUNTS_WATCH_PATH, MEMBER_CALLS_PATH, encodeAdminStep } from '@spoolmq/protocol';
 import {
   type ClusterSecurity,
   MemoryStorageEngine,
@@ -21,6 +21,7 @@ import {
 } from '@spoolmq/raft';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Member } from '../../src/cluster/member.js';
+import { encodeMetaCommand } from '../../src/cluster/meta-commands.js';
 import { memberServiceRegistration } from '../../src/rpc/member-rpc-server.js';
 import { FAST_RAFT } from '../cluster/helpers.js';
 
@@ -85,13 +86,13 @@ function client(security: ClusterSecurity | null): grpc.Client {
   return made;
 }
 
-function unary(security: ClusterSecurity | null, body: object): Promise<grpc.status> {
+function unary(security: ClusterSecurity | null, body: Uint8Array): Promise<grpc.status> {
   return new Promise((resolve) => {
     client(security).makeUnaryRequest(
       ACCOUNTS_CALL_PATH,
       pass,
       pass,
-      Buffer.from(JSON.stringify(body)),
+      Buffer.from(body),
       { deadline: Date.now() + 5_000 },
       (error) => resolve(error?.code ?? grpc.status.OK),
     );
@@ -124,7 +125,10 @@ function raft(security: ClusterSecurity, from: string): Promise<grpc.status> {
   });
 }
 
-const propose = { op: 'propose', command: { type: 'putKey', keyHash: 'ab'.repeat(32), accountId: 'x' } };
+const propose = encodeAdminStep({
+  op: 'propose',
+  command: encodeMetaCommand({ type: 'putKey', key: { hash: new Uint8Array(32).fill(0xab), accountId: 'x', blocked: false } }),
+});
 
 describe('a member port under mutual TLS', () => {
   it('refuses every service to a client without a certificate, or with a foreign one', async () => {

@@ -76,7 +76,7 @@ function peerSnapshot(count: number): Uint8Array {
 function install(store: ReplicaPayloadStore, snapshot: Uint8Array): [SpoolEngine, number] {
   store.retireAll();
   const engine = SpoolEngine.fromSnapshot(snapshot, undefined, store);
-  expect(engine.state.missingPayloads).toBeGreaterThan(0);
+  expect(engine.missingPayloadCount).toBeGreaterThan(0);
   return [engine, recoverHeldPayloads(engine, store)];
 }
 
@@ -106,7 +106,7 @@ describe('recoverHeldPayloads over a segment store', () => {
     const diskBefore = store.stats().diskBytes;
     const [engine, recovered] = install(store, peerSnapshot(24));
     expect(recovered).toBe(24);
-    expect(engine.state.missingPayloads).toBe(0);
+    expect(engine.missingPayloadCount).toBe(0);
     expect(store.stats().diskBytes).toBe(diskBefore);
     expectPayloads(engine, Array.from({ length: 24 }, (_, i) => i + 1));
     // The reused segments are live again: saving the next snapshot deletes none of them.
@@ -129,7 +129,7 @@ describe('recoverHeldPayloads over a segment store', () => {
     const queue = engine.queue('q')!;
     expect(queue.order.find(4)!.location).toBe(PAYLOAD_MISSING);
     expect(queue.order.find(8)!.location).toBe(PAYLOAD_MISSING);
-    expect(engine.state.missingPayloads).toBe(2);
+    expect(engine.missingPayloadCount).toBe(2);
     expectPayloads(engine, [1, 2, 3, 5, 6, 7, 9, 10, 11, 12]);
   });
 
@@ -152,7 +152,7 @@ describe('recoverHeldPayloads over a segment store', () => {
     store.append(1, new Uint8Array(99));
     const [engine, recovered] = install(store, peerSnapshot(1));
     expect(recovered).toBe(0);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
   });
 });
 
@@ -162,7 +162,7 @@ describe('recoverHeldPayloads over the memory store', () => {
     fill(SpoolEngine.over(store), 6);
     const [engine, recovered] = install(store, peerSnapshot(6));
     expect(recovered).toBe(6);
-    expect(engine.state.missingPayloads).toBe(0);
+    expect(engine.missingPayloadCount).toBe(0);
     expectPayloads(engine, [1, 2, 3, 4, 5, 6]);
     // Retired payloads go once a snapshot begun after the install is saved.
     store.saved(store.checkpoint());
@@ -173,6 +173,6 @@ describe('recoverHeldPayloads over the memory store', () => {
     const store: PayloadStore & ReplicaPayloadStore = new MemoryReplicaPayloads('own-store');
     const [engine, recovered] = install(store, peerSnapshot(3));
     expect(recovered).toBe(0);
-    expect(engine.state.missingPayloads).toBe(3);
+    expect(engine.missingPayloadCount).toBe(3);
   });
 });

@@ -94,7 +94,7 @@ describe('SegmentStore', () => {
     expect(() => engine.payloadOf(message)).toThrow(/checksum mismatch/);
     engine.dropPayload(engine.queue('q')!, message);
     expect(store.stats().liveRecords).toBe(0);
-    expect(engine.state.missingPayloads).toBe(1);
+    expect(engine.missingPayloadCount).toBe(1);
     expect(engine.fillPayload(queueGen, 1, payloadOf(1))).toBe(true);
     expect(engine.payloadOf(message)).toEqual(payloadOf(1));
     expect(store.stats().liveRecords).toBe(1);

@@ -6,7 +6,8 @@
 //     gateway sends back `{"ack": version}` once it has installed a table, so an admin call can
 //     wait until every gateway holds its change, and moves to another member when a stream stays
 //     silent for WATCH_SILENCE_MS (its member may be cut off and hold stale keys).
-//   Call (unary): a member forwards an admin step to another member (JSON in, JSON out).
+//   Call (unary): a member forwards an admin step to another member: an AdminCall in, an
+//     AdminAnswer out (protobuf, proto/member.proto; codecs and the step table: admin-steps.ts).
 
 import { Buffer } from 'node:buffer';
 import type { ServiceDefinition } from '@grpc/grpc-js';
@@ -17,7 +18,7 @@ export const ACCOUNTS_CALL_PATH = '/mq.member.Accounts/Call';
 export const WATCH_HEARTBEAT_MS = 250;
 /** A watch stream silent this long is dropped for another member's. */
 export const WATCH_SILENCE_MS = 1_000;
-/** Largest Call request or answer (admin steps are small JSON objects). */
+/** Largest Call request or answer (a payload fetch answer, the largest, stays under half). */
 export const ACCOUNTS_CALL_BYTES_MAX = 1024 * 1024;
 
 const toBuffer = (bytes: Uint8Array): Buffer =>
