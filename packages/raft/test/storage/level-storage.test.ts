@@ -300,16 +300,16 @@ describe('LevelStorageEngine on disk', () => {
     const engine = await LevelStorageEngine.open(directory, { writeBufferBytes: 1 << 20 });
     const storage = engine.group('spool:space');
     await storage.load();
-    // 12 MiB of incompressible entries in 1 MiB memtables: flushed to tables, as a fill does.
+    // 20 MiB of incompressible entries in 1 MiB memtables: flushed to tables, as a fill does.
     const big = (index: number): Entry => ({ ...entry(index, 1), data: randomBytes(16 << 10) });
-    for (let from = 1; from <= 768; from += 64) {
+    for (let from = 1; from <= 1280; from += 64) {
       const batch = Array.from({ length: 64 }, (_, i) => big(from + i));
       await storage.save({ term: 1, vote: null, commit: from + 63 }, batch);
     }
     const config = { voters: ['n1'], learners: [] };
-    await storage.saveSnapshot(snapshotOf({ index: 768, term: 1, config }, [new Uint8Array([9])]));
+    await storage.saveSnapshot(snapshotOf({ index: 1280, term: 1, config }, [new Uint8Array([9])]));
     await engine.close();
-    // Tombstones alone would leave the dead entries' 12 MiB in the tables.
+    // Tombstones alone would leave the dead entries' 20 MiB in the tables.
     expect(await levelBytes(directory)).toBeLessThan(2 << 20);
   });
 
