@@ -1,10 +1,13 @@
 // The fill part of `npm run bench -- backlog`: one target at a time (mq serve, the three-member
 // cluster, NATS JetStream R1 and R3 on file storage; peers/targets.mjs), each as processes on
 // this machine, driven over its own protocol by this process (peers/drivers.mjs):
-//   empty     `probe` sends on the queue `probe`, then as many receive+acks: rates at no backlog
+//   empty     `probe` sends on the queue `probe`, then as many receive+acks: rates at no backlog;
+//             one unmeasured round first, then `probeRounds` rounds, whose medians are the rates
+//             (the first round after a start ran cold, and a round of 500 sends lasts 1-3 s, so
+//             one snapshot, LevelDB compaction or neighbour's burst swung a single round 2x)
 //   fill      `fillMib` MiB of incompressible messages into the queue `backlog` (each payload
 //             starts with its index, the rest is from a random pool, so any copy is checkable)
-//   full      the probe again beside the full backlog
+//   full      the probe again beside the full backlog, measured the same way (a round first)
 //   disk      `sample` receive+acks from the backlog's head, bytes checked
 //   restart   every process of the target stopped with SIGTERM and started again on its data:
 //             seconds from the start until a receive of the backlog answers (with the right
@@ -31,8 +34,8 @@ const READY_TIMEOUT_MS = 600_000;
  * Runs the phases above on target `name`. Resolves the results, or `{skipped}` when the target
  * cannot run here (an old nats-server).
  * @param {string} name
- * @param {{fillMib: number, payloadKib: number, clients: number, probe: number, sample: number,
- *   phaseSecondsMax: number}} config
+ * @param {{fillMib: number, payloadKib: number, clients: number, probe: number,
+ *   probeRounds: number, sample: number, phaseSecondsMax: number}} config
  */
 export async function fillTarget(name, config) {
   const target = makeTarget(name, { plan: BACKLOG_PLAN });
@@ -44,9 +47,9 @@ export async function fillTarget(name, config) {
   try {
     await prepareQueue(connection, 'backlog');
     await prepareQueue(connection, 'probe');
-    const empty = await probe(connection, config, payloads);
+    const empty = await probeRounds(connection, config, payloads);
     const fill = await fillBacklog(connection, config, payloads);
-    const full = await probe(connection, config, payloads);
+    const full = await probeRounds(connection, config, payloads);
     const disk = await drain(connection, 'backlog', config.sample, config, payloads);
     const restarts = {};
     for (const signal of ['SIGTERM', 'SIGKILL']) {
@@ -71,6 +74,24 @@ export async function fillTarget(name, config) {
     rss.stop();
     await target.stop();
   }
+}
+
+/**
+ * One unmeasured probe round, then `probeRounds` measured ones: the median of each rate, and
+ * every round's rates.
+ */
+async function probeRounds(connection, config, payloads) {
+  await probe(connection, config, payloads);
+  const rounds = [];
+  for (let i = 0; i < config.probeRounds; i++) rounds.push(await probe(connection, config, payloads));
+  const sendsPerS = median(rounds.map((r) => r.sendsPerS));
+  return { sendsPerS, cyclesPerS: median(rounds.map((r) => r.cyclesPerS)), rounds };
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : round((sorted[mid - 1] + sorted[mid]) / 2);
 }
 
 /** Sends `probe` messages on `probe`, then receives and acks as many: both rates. */

@@ -16,7 +16,8 @@
 // the defaults are scaled down.
 // Flags: --part heap|fill|all (default all) --messages 1000000 --small-payload 128
 //   --targets mq-serve,mq-cluster,nats-r1,nats-r3 --fill-mib 768 --cluster-fill-mib 512
-//   --payload-kib 64 --clients 16 --probe 500 --sample 200 --phase-seconds-max 1800
+//   --payload-kib 64 --clients 16 --probe 500 --probe-rounds 3 --sample 200
+//   --phase-seconds-max 1800
 // Prints tables and writes bench-results/backlog.json.
 import { spawnSync } from 'node:child_process';
 import { relative } from 'node:path';
@@ -36,6 +37,7 @@ export async function run({ flags = {} } = {}) {
     payloadKib: intFlag(flags, 'payload-kib', 64, 1, 1024),
     clients: intFlag(flags, 'clients', 16, 1, 256),
     probe: intFlag(flags, 'probe', 500, 1, 100_000),
+    probeRounds: intFlag(flags, 'probe-rounds', 3, 1, 99),
     sample: intFlag(flags, 'sample', 200, 1, 100_000),
     clusterFillMib: intFlag(flags, 'cluster-fill-mib', 512, 1, 1_000_000),
     phaseSecondsMax: intFlag(flags, 'phase-seconds-max', 1800, 1, 86_400),

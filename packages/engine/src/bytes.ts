@@ -85,6 +85,13 @@ export class ByteWriter {
     }
   }
 
+  /** `count` bytes left as they are (zeros in a fresh writer) for the caller to fill later. */
+  skip(count: number): void {
+    assert(Number.isInteger(count) && count >= 0, 'skip count out of range');
+    this.reserve(count);
+    this.length += count;
+  }
+
   /** The bytes written (the internal buffer or a view of it; the writer must not be reused). */
   finish(): Uint8Array {
     const { buffer, length } = this;

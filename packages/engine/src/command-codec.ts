@@ -77,9 +77,14 @@ function dedupKeySize(key: Uint8Array | null): number {
   return key === null ? 0 : DEDUP_KEY_BYTES;
 }
 
-/** Encodes a command. The result is a fresh buffer the caller owns. */
-export function encodeCommand(command: Command): Uint8Array {
-  const writer = new ByteWriter(encodedSize(command));
+/**
+ * Encodes a command after `headroomBytes` zero bytes the caller fills (a spool's log entry puts
+ * its time there, so a 64 KiB payload is copied once, not twice). The result is a fresh buffer
+ * the caller owns; its command starts at `headroomBytes`.
+ */
+export function encodeCommand(command: Command, headroomBytes = 0): Uint8Array {
+  const writer = new ByteWriter(headroomBytes + encodedSize(command));
+  writer.skip(headroomBytes);
   writer.u8(COMMAND_FORMAT_VERSION);
   writer.u8(TYPE_CODES[command.type]);
   switch (command.type) {

@@ -20,6 +20,14 @@ describe('bytes', () => {
     reader.end();
   });
 
+  it('skip leaves zero bytes before what follows', () => {
+    const writer = new ByteWriter(1);
+    writer.skip(8);
+    writer.u8(9);
+    expect(writer.finish()).toEqual(new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 9]));
+    expect(() => new ByteWriter().skip(-1)).toThrow();
+  });
+
   it('refuses out-of-range writes', () => {
     const writer = new ByteWriter();
     expect(() => writer.u8(256)).toThrow();

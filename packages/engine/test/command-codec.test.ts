@@ -73,6 +73,23 @@ describe('command codec', () => {
     );
   });
 
+  it('after headroom, encodes the same bytes (property)', () => {
+    fc.assert(
+      fc.property(command, fc.integer({ min: 0, max: 16 }), (original, headroom) => {
+        const bytes = encodeCommand(original, headroom);
+        const plain = encodeCommand(original);
+        expect(bytes.byteLength).toBe(headroom + plain.byteLength);
+        expect(bytes.subarray(0, headroom)).toEqual(new Uint8Array(headroom));
+        expect(bytes.subarray(headroom)).toEqual(plain);
+      }),
+      { numRuns: 200 },
+    );
+    // A send is sized exactly: its payload is written once, into a buffer of its own.
+    const payload = new Uint8Array(65_536);
+    const send = encodeCommand({ type: 'send', queueGen: 1, delayMs: 0, dedupKey: null, payload }, 8);
+    expect(send.buffer.byteLength).toBe(send.byteLength);
+  });
+
   it('is compact: a send is its payload plus a small fixed header', () => {
     const bytes = encodeCommand({ type: 'send', queueGen: 1, delayMs: 0, dedupKey: null, payload: new Uint8Array(128) });
     expect(bytes.byteLength).toBe(2 + 4 + 4 + 1 + 4 + 128);

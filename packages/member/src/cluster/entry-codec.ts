@@ -11,14 +11,12 @@ import { type Command, decodeCommand, encodeCommand } from '@spoolmq/engine';
 export const ENTRY_TIME_BYTES = 8;
 
 /**
- * Encodes `command` at entry time `atMs` (epoch ms, finite). One copy of the encoded command:
- * the engine codec returns its own buffer.
+ * Encodes `command` at entry time `atMs` (epoch ms, finite). The engine codec leaves room for
+ * the time, so the command (a send's payload included) is written once.
  */
 export function encodeEntry(atMs: number, command: Command): Uint8Array {
-  const body = encodeCommand(command);
-  const out = new Uint8Array(ENTRY_TIME_BYTES + body.byteLength);
+  const out = encodeCommand(command, ENTRY_TIME_BYTES);
   writeTime(out, atMs);
-  out.set(body, ENTRY_TIME_BYTES);
   return out;
 }
 

@@ -17,6 +17,7 @@ export type RaftTuning = Partial<
     | 'snapshotSliceBytes'
     | 'snapshotLogBytes'
     | 'retainEntries'
+    | 'retainBytes'
     | 'proposalsPendingMax'
     | 'random'
     | 'nowMs'

@@ -1,4 +1,4 @@
-import { type Command, CodecError } from '@spoolmq/engine';
+import { type Command, CodecError, encodeCommand } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
 import {
   ENTRY_TIME_BYTES,
@@ -18,6 +18,16 @@ describe('spool entry codec', () => {
     expect(entryTimeMs(data)).toBe(atMs);
     expect(isBarrier(data)).toBe(false);
     expect(entryCommand(data)).toEqual(command);
+  });
+
+  it('is the time, then the engine command byte for byte, in one buffer', () => {
+    const payload = new Uint8Array(64 * 1024).map((_, i) => i % 251);
+    const command: Command = { type: 'send', queueGen: 1, delayMs: 0, dedupKey: null, payload };
+    const data = encodeEntry(7, command);
+    expect(data.byteLength).toBe(ENTRY_TIME_BYTES + encodeCommand(command).byteLength);
+    expect(data.subarray(ENTRY_TIME_BYTES)).toEqual(encodeCommand(command));
+    // The payload was written into the entry, not shared with the caller's buffer.
+    expect(data.buffer).not.toBe(payload.buffer);
   });
 
   it('decodes from a view into a larger buffer (a transport frame)', () => {

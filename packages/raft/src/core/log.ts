@@ -236,6 +236,22 @@ export class RaftLog {
   }
 
   /**
+   * The index to compact to so that behind `index` (in [baseIndex, lastIndex]) stay at most
+   * `entriesMax` entries holding at most `bytesMax` bytes (entrySizeBytes), the newest first.
+   */
+  retainFrom(index: number, entriesMax: number, bytesMax: number): number {
+    assert(index >= this.base && index <= this.lastIndex(), `retain from ${index} not in log`);
+    let from = index;
+    let bytes = 0;
+    while (from > this.base && index - from < entriesMax) {
+      bytes += entrySizeBytes(this.entry(from));
+      if (bytes > bytesMax) break;
+      from -= 1;
+    }
+    return from;
+  }
+
+  /**
    * Drops entries with index <= `index` from memory (a snapshot covers them). `index` must be
    * handed to the application already and not beyond the last index.
    */

@@ -295,15 +295,23 @@ export class RaftCore {
 
   /**
    * The application snapshotted its state at `index` (<= applied, > the latest snapshot's
-   * index): records the snapshot and drops log entries up to `index - retainEntries` from memory
-   * (a few retained entries let slightly lagging followers catch up without a snapshot).
-   * Returns the snapshot, which the driver must persist (storage.saveSnapshot).
+   * index): records the snapshot and drops log entries up to `index` from memory but the last
+   * `retainEntries` holding at most `retainBytes` bytes (a few retained entries let slightly
+   * lagging followers catch up without a snapshot; the byte bound keeps a log of large payloads
+   * from holding a thousand of them). Returns the snapshot, which the driver must persist
+   * (storage.saveSnapshot).
    */
-  snapshotTaken(index: number, data: SnapshotData, retainEntries = 0): Snapshot {
-    assert(retainEntries >= 0, 'retainEntries must be >= 0');
+  snapshotTaken(
+    index: number,
+    data: SnapshotData,
+    retainEntries = 0,
+    retainBytes = Number.POSITIVE_INFINITY,
+  ): Snapshot {
+    assert(retainEntries >= 0 && retainBytes >= 0, 'retain bounds must be >= 0');
     const snapshot: Snapshot = { meta: this.snapshotMetaAt(index), data };
     this.snapshotValue = snapshot;
-    const compactTo = Math.max(this.log.baseIndex(), index - retainEntries);
+    const retainFrom = this.log.retainFrom(index, retainEntries, retainBytes);
+    const compactTo = Math.max(this.log.baseIndex(), retainFrom);
     this.membership.onCompact(compactTo);
     this.log.compact(compactTo);
     return snapshot;

@@ -52,6 +52,11 @@ export interface RaftNodeOptions {
   readonly snapshotSliceBytes?: number;
   /** Log entries kept in memory behind a snapshot for lagging followers (default 1,000). */
   readonly retainEntries?: number;
+  /**
+   * And at most this many bytes of them (default 8 MiB): a thousand 64 KiB payloads would hold
+   * 64 MiB in memory that a sole member never sends and a follower rarely needs.
+   */
+  readonly retainBytes?: number;
   /** Bound on proposals buffered or awaiting commit; beyond it `propose` fails `busy`. */
   readonly proposalsPendingMax?: number;
   /** Rounds a new voter gets to catch up before promotion (thesis 4.2.1; default 10). */
@@ -72,6 +77,7 @@ export const RAFT_NODE_DEFAULTS = {
   snapshotLogBytes: 64 * 1024 * 1024,
   snapshotSliceBytes: 256 * 1024,
   retainEntries: 1_000,
+  retainBytes: 8 * 1024 * 1024,
   proposalsPendingMax: 100_000,
   catchUpRoundsMax: 10,
 } as const;
@@ -84,7 +90,8 @@ function positiveInteger(name: string, value: number): void {
 
 /**
  * Fills in defaults and checks the node's own bounds (the core checks its own when built).
- * Throws `RaftConfigError` for a bound that is not a positive integer (`retainEntries` may be 0).
+ * Throws `RaftConfigError` for a bound that is not a positive integer (`retainEntries` and
+ * `retainBytes` may be 0).
  */
 export function resolveOptions(options: RaftNodeOptions): ResolvedOptions {
   const resolved = {
@@ -106,8 +113,10 @@ export function resolveOptions(options: RaftNodeOptions): ResolvedOptions {
   positiveInteger('snapshotSliceBytes', resolved.snapshotSliceBytes);
   positiveInteger('proposalsPendingMax', resolved.proposalsPendingMax);
   positiveInteger('catchUpRoundsMax', resolved.catchUpRoundsMax);
-  if (!Number.isSafeInteger(resolved.retainEntries) || resolved.retainEntries < 0) {
-    throw new RaftConfigError('retainEntries must be a non-negative integer');
+  for (const name of ['retainEntries', 'retainBytes'] as const) {
+    if (!Number.isSafeInteger(resolved[name]) || resolved[name] < 0) {
+      throw new RaftConfigError(`${name} must be a non-negative integer`);
+    }
   }
   return resolved;
 }

@@ -28,6 +28,7 @@ import {
   type NodeId,
   type RestoredState,
   type Snapshot,
+  type SnapshotData,
   type SnapshotSink,
   type StorageDamage,
 } from '../types.js';
@@ -554,7 +555,7 @@ export class RaftNode {
       return;
     }
     const data = new ChunkedSnapshotData([stateMachine.snapshot()]);
-    const snapshot = this.core.snapshotTaken(this.applied, data, this.opts.retainEntries);
+    const snapshot = this.snapshotTaken(this.applied, data);
     this.countSnapshotFrom(this.applied);
     this.keepSnapshot(snapshot);
   }
@@ -635,18 +636,23 @@ export class RaftNode {
    * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
    * is newer than the latest snapshot (the core asserts it).
    */
+  /** The core's snapshotTaken with this node's retention bounds. */
+  private snapshotTaken(index: number, data: SnapshotData): Snapshot {
+    return this.core.snapshotTaken(index, data, this.opts.retainEntries, this.opts.retainBytes);
+  }
+
   private finishSnapshotWork(pending: SnapshotInProgress): void {
     const { index, sink } = pending;
     if (sink === null) {
       const data = new ChunkedSnapshotData(pending.chunks);
-      this.keepSnapshot(this.core.snapshotTaken(index, data, this.opts.retainEntries));
+      this.keepSnapshot(this.snapshotTaken(index, data));
       return;
     }
     // Taken once stored: the core then holds the file's handle, never the bytes. A snapshot
     // installed meanwhile is newer (it passed our commit index): this one is dropped.
     const stored = sink.finish().then((data) => {
       if (this.closed || this.core.snapshotIndex() >= index) return;
-      this.core.snapshotTaken(index, data, this.opts.retainEntries);
+      this.snapshotTaken(index, data);
       this.lastSnapshotIndex = index;
       this.lastSnapshotBytes = data.dataBytes;
     });

@@ -108,8 +108,33 @@ const ENTRY_OVERHEAD_BYTES = 48;
 const ITERATOR_CHUNK = 1024;
 
 /** What the engine shares with its group handles. */
+/**
+ * Bytes of entries a group writes between two compactions of the log ranges its snapshots
+ * dropped (see dropCovered). Each forced compaction flushes LevelDB's memtable, so it is not
+ * run per snapshot; below this, LevelDB's own compactions keep up with the dead entries.
+ */
+const COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Runs LevelDB range compactions one at a time: each holds a thread of libuv's pool while it
+ * waits for LevelDB's single compaction thread, and that pool also runs every LevelDB write and
+ * file call, so several groups compacting at once would stall the whole member.
+ */
+class Compactor {
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Db) {}
+
+  /** Compacts keys in [gte, lt]; settles when done (never rejects: it only reclaims space). */
+  compact(gte: Buffer, lt: Buffer): Promise<void> {
+    this.chain = this.chain.then(() => this.db.compactRange(gte, lt)).then(noop, noop);
+    return this.chain;
+  }
+}
+
 interface EngineContext {
   readonly db: Db;
+  readonly compactor: Compactor;
   readonly commit: GroupCommit<Batch>;
   readonly files: SnapshotFiles;
   readonly onTornTail: ((report: TornTailReport) => void) | undefined;
@@ -146,6 +171,7 @@ export class LevelStorageEngine implements StorageEngine {
     );
     this.context = {
       db,
+      compactor: new Compactor(db),
       commit: this.commit,
       files: new SnapshotFiles(join(directory, 'snapshots')),
       onTornTail: options.onTornTail,
@@ -257,6 +283,9 @@ class LevelGroupStorage implements GroupStorage {
   private recordChain: Promise<void> = Promise.resolve();
   /** Settles when the entries of every durable snapshot record so far are dropped (no reject). */
   private dropChain: Promise<void> = Promise.resolve();
+  /** Entry bytes saved since the dropped log was last compacted, and where that log begins. */
+  private bytesSinceCompaction = 0;
+  private compactFrom: number | null = null;
 
   constructor(
     readonly group: GroupId,
@@ -471,6 +500,7 @@ class LevelGroupStorage implements GroupStorage {
   save(hardState: HardState | null, entries: readonly Entry[]): Promise<void> {
     let bytes = CALL_OVERHEAD_BYTES;
     for (const entry of entries) bytes += entry.data.length + ENTRY_OVERHEAD_BYTES;
+    this.bytesSinceCompaction += bytes - CALL_OVERHEAD_BYTES;
     // Decided when staged, in staging order: a refused call must not count as the last state.
     const mustSync = (): boolean =>
       entries.length > 0 || (hardState !== null && !this.sameTermAndVote(hardState));
@@ -664,11 +694,25 @@ class LevelGroupStorage implements GroupStorage {
    * lands in the commit path (a 150,000-entry log held up every append for 130 ms). Not synced
    * and not atomic: entries left behind by a crash are below the snapshot, and load() deletes
    * them. A failure leaves them for load() the same way, so it is not an error of the group.
+   *
+   * The dropped ranges are then compacted, every COMPACT_AFTER_BYTES of log: a delete in
+   * LevelDB is only a tombstone, and the dead entries (payloads included) stay in its tables
+   * until a compaction reaches the bottom level. Left to LevelDB's size triggers, a level holds
+   * up to ten times the one above, so the store kept hundreds of MiB of dead log (about 40% of
+   * what was ever written), compactions grew with it, and the tables they read were mapped
+   * into the process (RSS). Compacting what snapshots freed keeps the store near one snapshot
+   * interval of log.
    */
   private dropCovered(covered: IndexRange): Promise<void> {
     if (covered.from > covered.to) return Promise.resolve();
     const range = { gte: this.keys.entry(covered.from), lt: this.keys.entry(covered.to + 1) };
-    return this.context.db.clear(range).then(noop, noop);
+    const dropped = this.context.db.clear(range).then(noop, noop);
+    this.compactFrom ??= covered.from;
+    if (this.bytesSinceCompaction < COMPACT_AFTER_BYTES) return dropped;
+    const from = this.keys.entry(this.compactFrom);
+    this.compactFrom = null;
+    this.bytesSinceCompaction = 0;
+    return dropped.then(() => this.context.compactor.compact(from, range.lt));
   }
 
   /** Reads the stored log after the snapshot, keeping the valid contiguous prefix. */

@@ -79,6 +79,19 @@ describe('RaftLog', () => {
     expect(() => fresh.compact(1)).toThrow(/beyond applied/);
   });
 
+  it('retainFrom keeps at most the entries and bytes asked for behind an index', () => {
+    const list = Array.from({ length: 10 }, (_, i) => entry(i + 1, 1, 1_000));
+    const log = new RaftLog(0, 0, list, 10);
+    const size = entrySizeBytes(list[0]!);
+    expect(log.retainFrom(8, 1_000, Number.POSITIVE_INFINITY)).toBe(0);
+    expect(log.retainFrom(8, 3, Number.POSITIVE_INFINITY)).toBe(5);
+    // Three entries' bytes: entries 6..8 stay whatever the count allows.
+    expect(log.retainFrom(8, 1_000, 3 * size)).toBe(5);
+    expect(log.retainFrom(8, 1_000, 3 * size - 1)).toBe(6);
+    expect(log.retainFrom(8, 0, 3 * size)).toBe(8);
+    expect(log.retainFrom(8, 1_000, 0)).toBe(8);
+  });
+
   it('compaction stays correct across many rounds (amortized array reclaim)', () => {
     const log = new RaftLog(0, 0, [], 0);
     for (let i = 1; i <= 5000; i += 1) {

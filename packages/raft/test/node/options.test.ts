@@ -23,6 +23,7 @@ describe('resolveOptions', () => {
     expect(resolved.tickMs).toBe(20);
     expect(resolved.snapshotEntries).toBe(RAFT_NODE_DEFAULTS.snapshotEntries);
     expect(resolved.snapshotSliceBytes).toBe(256 * 1024);
+    expect(resolved.retainBytes).toBe(8 * 1024 * 1024);
     expect(resolved.electionTicks).toBe(10);
     expect(resolved.bootstrap).toBeNull();
   });
@@ -33,6 +34,7 @@ describe('resolveOptions', () => {
     { snapshotSliceBytes: 0 },
     { proposalsPendingMax: -1 },
     { retainEntries: -1 },
+    { retainBytes: 0.5 },
     { catchUpRoundsMax: 0 },
   ])(
     'refuses %j',

@@ -1,4 +1,5 @@
 import { mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
@@ -8,7 +9,7 @@ import { LevelStorageEngine, type TornTailReport } from '../../src/storage/level
 import { crc32c } from '../../src/storage/crc32c.js';
 import { encodeEntryValue, encodeSnapshotRecord } from '../../src/storage/record-codec.js';
 import { isStorageError } from '../../src/storage/storage-error.js';
-import { type SnapshotMeta, snapshotOf, type StorageDamage } from '../../src/types.js';
+import { type Entry, type SnapshotMeta, snapshotOf, type StorageDamage } from '../../src/types.js';
 import { joinChunks } from '../chunks.js';
 import { entries, entry, storageConformance } from './conformance.js';
 
@@ -291,6 +292,33 @@ describe('LevelStorageEngine on disk', () => {
     await storage.saveSnapshot(snapshotOf({ index: 250, term: 1, config }, [new Uint8Array([9])]));
     await engine.close();
     expect(await storedEntryIndexes(directory, 'spool:c')).toEqual(entries(251, 300, 1).map((e) => e.index));
+  });
+
+  /** Bytes of LevelDB's tables and logs under `directory`. */
+  async function levelBytes(directory: string): Promise<number> {
+    const names = await readdir(join(directory, 'log'));
+    const sizes = names
+      .filter((name) => name.endsWith('.ldb') || name.endsWith('.log'))
+      .map(async (name) => (await stat(join(directory, 'log', name))).size);
+    return (await Promise.all(sizes)).reduce((a, b) => a + b, 0);
+  }
+
+  it('gives back the disk space of the entries a snapshot covers', async () => {
+    const { directory } = await setup();
+    const engine = await LevelStorageEngine.open(directory, { writeBufferBytes: 1 << 20 });
+    const storage = engine.group('spool:space');
+    await storage.load();
+    // 20 MiB of incompressible entries in 1 MiB memtables: flushed to tables, as a fill does.
+    const big = (index: number): Entry => ({ ...entry(index, 1), data: randomBytes(16 << 10) });
+    for (let from = 1; from <= 1280; from += 64) {
+      const batch = Array.from({ length: 64 }, (_, i) => big(from + i));
+      await storage.save({ term: 1, vote: null, commit: from + 63 }, batch);
+    }
+    const config = { voters: ['n1'], learners: [] };
+    await storage.saveSnapshot(snapshotOf({ index: 1280, term: 1, config }, [new Uint8Array([9])]));
+    await engine.close();
+    // Tombstones alone would leave the dead entries' 20 MiB in the tables.
+    expect(await levelBytes(directory)).toBeLessThan(2 << 20);
   });
 
   it('a group destroyed and founded again right after a snapshot keeps its new entries', async () => {
