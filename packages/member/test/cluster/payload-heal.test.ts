@@ -78,9 +78,15 @@ function flipPayloadBit(dataDir: string, group: string, location: number): void 
   }
 }
 
+// These tests name one primary and send to it; what they check is where payloads come from, not
+// elections. FAST_RAFT's 100 ms election timeout lets an event loop stalled for that long on a
+// loaded machine start an election mid-test (a NotPrimaryError on the next send), so they run
+// with a 500 ms one: still fast, and such an election stays a rare event rather than a flake.
+const STEADY_RAFT = { ...FAST_RAFT, electionTicks: 50, leaseTicks: 40 };
+
 describe('a replica keeps the good copies it holds', () => {
   it('sent a snapshot after its log was dropped for bad bytes, it fetches no payload', async () => {
-    const raft = { ...FAST_RAFT, snapshotEntries: 16, retainEntries: 0 };
+    const raft = { ...STEADY_RAFT, snapshotEntries: 16, retainEntries: 0 };
     const c = await TestCluster.start(['n1', 'n2', 'n3'], {
       level: true,
       raft,
@@ -120,7 +126,7 @@ describe('a replica keeps the good copies it holds', () => {
   });
 
   it('on memory storage too: a member sent a snapshot after a restart fetches no payload', async () => {
-    const raft = { ...FAST_RAFT, snapshotEntries: 16, retainEntries: 0 };
+    const raft = { ...STEADY_RAFT, snapshotEntries: 16, retainEntries: 0 };
     const c = await TestCluster.start(['n1', 'n2', 'n3'], { raft });
     cluster = c;
     await Promise.all([...c.members.values()].map((member) => member.ready()));
