@@ -12,6 +12,7 @@ import {
   type MessageInfo,
   type MqClient,
 } from '@spoolmq/client';
+import { describePayload } from './backlog-payload.js';
 import type { FinalMessage, FinalQueue, FinalState } from './final-state.js';
 import type { History } from './history.js';
 import { Recorder } from './recorder.js';
@@ -216,7 +217,7 @@ async function finalMessage(
   if (!payloads || item.handle === undefined) return base;
   try {
     const peeked = await client.peek(item.handle);
-    return { ...base, payload: new TextDecoder().decode(peeked.body) };
+    return { ...base, payload: describePayload(peeked.body) };
   } catch (error) {
     // The message moved since the listing (410): its payload stays unknown.
     if (isMqClientError(error)) return base;
