@@ -101,6 +101,8 @@ export interface Recovery {
 /** Largest backlog a scenario fills, MiB. */
 export const BACKLOG_MIB_MAX = 64 * 1024;
 export const BACKLOG_PAYLOAD_KIB_DEFAULT = 64;
+/** Receivers per queue of the final drain when there is a backlog to read back. */
+const BACKLOG_DRAIN_RECEIVERS = 4;
 /** Backlog sends in flight during the fill. */
 const BACKLOG_CONCURRENCY = 8;
 /** The fill's bound: this much at least, plus FILL_MS_PER_MIB a MiB (at least 1 MiB/s). */
@@ -255,7 +257,9 @@ async function exercise(
   log('chaos: healed and ready; draining');
   // The drain and the collection read the backlog queue too.
   const all = filled === null ? model : { ...model, queues: [...model.queues, BACKLOG_QUEUE] };
-  const drain = await drainQueues({ model: all, target, history, boundMs: DRAIN_BOUND_MS });
+  const receivers = filled === null ? 1 : BACKLOG_DRAIN_RECEIVERS;
+  const drained = { model: all, target, history, boundMs: DRAIN_BOUND_MS, receivers };
+  const drain = await drainQueues(drained);
   log(`chaos: drained ${drain.acked} (${drain.drained ? 'empty' : 'not empty'}); converging`);
   await waitConverged(cluster, deadlineMs(CONVERGE_TIMEOUT_MS));
   log('chaos: converged; reading the final state');

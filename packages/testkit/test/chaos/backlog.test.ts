@@ -72,8 +72,12 @@ describe('fillBacklog', () => {
     expect(sends).toHaveLength(13);
     expect(new Set(sends.map((op) => op.invoke.payload)).size).toBe(13);
     expect(sends.every((op) => /^b:\d+:8192:[0-9a-f]{32}$/.test(op.invoke.payload!))).toBe(true);
-    const drain = await drainQueues({ model, target, history, boundMs: 5_000 });
+    const drain = await drainQueues({ model, target, history, boundMs: 5_000, receivers: 3 });
     expect(drain).toMatchObject({ acked: 13, drained: true });
+    const acks = history.operations().filter((op) => op.invoke.kind === 'ack');
+    expect(new Set(acks.map((op) => op.invoke.client))).toEqual(
+      new Set(['drain', 'drain.1', 'drain.2']),
+    );
     const final = await collectFinalState({ model, target, history });
     const report = check(history, final);
     if (!report.valid) throw new Error(formatReport(report));
