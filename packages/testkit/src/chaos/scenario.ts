@@ -104,7 +104,7 @@ export const BACKLOG_PAYLOAD_KIB_DEFAULT = 64;
 /** Receivers per queue of the final drain when there is a backlog to read back. */
 const BACKLOG_DRAIN_RECEIVERS = 4;
 /** Backlog sends in flight during the fill. */
-const BACKLOG_CONCURRENCY = 8;
+const BACKLOG_CONCURRENCY = 16;
 /** The fill's bound: this much at least, plus FILL_MS_PER_MIB a MiB (at least 1 MiB/s). */
 const FILL_MS_MIN = 60_000;
 const FILL_MS_PER_MIB = 1_000;
