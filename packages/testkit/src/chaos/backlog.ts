@@ -50,9 +50,11 @@ export interface FillOptions {
 }
 
 export interface BacklogSummary {
-  /** Messages the fill meant to store, and of those answered 201. */
+  /** Messages the fill meant to store, and how many were answered 201. */
   readonly messagesPlanned: number;
   readonly messagesStored: number;
+  /** Logical sends made: the planned ones, plus one for each that was not answered 201. */
+  readonly messagesSent: number;
   /** Sends with no definite answer (the checker counts them as indeterminate). */
   readonly indeterminate: number;
   /** Sends refused for good (a 4xx, or a transient refusal past the attempts). */
@@ -62,7 +64,7 @@ export interface BacklogSummary {
   readonly payloadBytes: number;
   /** Wall time of the fill, ms. */
   readonly fillMs: number;
-  /** False when the bound stopped the fill before every planned message was sent. */
+  /** False when the fill stopped (time, or too many sends not stored) short of the plan. */
   readonly complete: boolean;
 }
 
@@ -71,9 +73,12 @@ const PROGRESS_MS = 10_000;
 const TRANSIENT_ATTEMPTS_MAX = 50;
 const TRANSIENT_PAUSE_MS_MAX = 1_000;
 const CONCURRENCY_MAX = 64;
+/** One replacement send allowed per this many planned messages (see `fillBacklog`). */
+const REPLACEMENTS_PER_PLANNED = 10;
 
 interface FillState {
   next: number;
+  inFlight: number;
   stored: number;
   indeterminate: number;
   refused: number;
@@ -83,7 +88,9 @@ interface FillState {
  * Fills `BACKLOG_QUEUE` of `spool` (which must exist) with `totalBytes` of backlog payloads,
  * `concurrency` sends at a time, each recorded in the history (client `b<i>`). A send refused as
  * transient (503, 429) is tried again with the same bytes (refused before any append); one with
- * no definite answer is not (it may have been stored: the checker counts it as indeterminate).
+ * no definite answer is not (it may have been stored: the checker counts it as indeterminate),
+ * and like a send refused for good it is replaced by a new message, so the bytes answered 201
+ * reach `totalBytes` (up to one replacement per REPLACEMENTS_PER_PLANNED planned messages).
  * Never rejects for a server's answer; resolves with what was stored.
  */
 export async function fillBacklog(options: FillOptions): Promise<BacklogSummary> {
@@ -93,7 +100,15 @@ export async function fillBacklog(options: FillOptions): Promise<BacklogSummary>
   const startedMs = performance.now();
   const deadlineMs = startedMs + options.boundMs;
   const client = workloadClient(options.target, options.spool);
-  const state: FillState = { next: 0, stored: 0, indeterminate: 0, refused: 0 };
+  const state: FillState = { next: 0, inFlight: 0, stored: 0, indeterminate: 0, refused: 0 };
+  // A send that is not stored is replaced by another (a new message number), up to this many
+  // sends in all, so the backlog reaches its size unless the cluster keeps refusing.
+  const sendsMax = planned + Math.ceil(planned / REPLACEMENTS_PER_PLANNED);
+  const more = (): boolean =>
+    state.stored + state.inFlight < planned &&
+    state.next < sendsMax &&
+    performance.now() < deadlineMs &&
+    !options.history.full;
   let loggedMs = startedMs;
   const progress = (): void => {
     if (performance.now() - loggedMs < PROGRESS_MS) return;
@@ -102,12 +117,14 @@ export async function fillBacklog(options: FillOptions): Promise<BacklogSummary>
   };
   const worker = async (i: number): Promise<void> => {
     const recorder = new Recorder(options.history, `b${i}`, options.requestTimeoutMs);
-    // Bounded by `planned` messages and the deadline.
-    while (state.next < planned && performance.now() < deadlineMs && !options.history.full) {
+    // Bounded by `sendsMax` messages and the deadline.
+    while (more()) {
       const n = state.next;
       state.next += 1;
+      state.inFlight += 1;
       const bytes = backlogPayload(options.seed, n, payloadBytes);
       const outcome = await sendOne(recorder, client, bytes, deadlineMs);
+      state.inFlight -= 1;
       state[outcome] += 1;
       progress();
     }
@@ -118,12 +135,13 @@ export async function fillBacklog(options: FillOptions): Promise<BacklogSummary>
   return {
     messagesPlanned: planned,
     messagesStored: state.stored,
+    messagesSent: state.next,
     indeterminate: state.indeterminate,
     refused: state.refused,
     bytesStored: state.stored * payloadBytes,
     payloadBytes,
     fillMs,
-    complete: state.next >= planned,
+    complete: state.stored >= planned,
   };
 }
 

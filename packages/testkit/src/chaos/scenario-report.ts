@@ -31,8 +31,9 @@ function backlogLine(backlog: BacklogSummary): string {
   const seconds = backlog.fillMs / 1000;
   const rate = seconds > 0 ? backlog.bytesStored / 2 ** 20 / seconds : 0;
   return (
-    `  backlog ${mib} MiB stored: ${backlog.messagesStored} of ${backlog.messagesPlanned} ` +
-    `messages of ${backlog.payloadBytes / 1024} KiB in ${seconds.toFixed(1)} s ` +
+    `  backlog ${mib} MiB stored: ${backlog.messagesStored} messages of ` +
+    `${backlog.payloadBytes / 1024} KiB (${backlog.messagesPlanned} planned, ` +
+    `${backlog.messagesSent} sent) in ${seconds.toFixed(1)} s ` +
     `(${rate.toFixed(1)} MiB/s); indeterminate ${backlog.indeterminate}, refused ` +
     `${backlog.refused}${backlog.complete ? '' : ', fill bound ran out'}`
   );

@@ -13,7 +13,11 @@ import { History } from '../../src/chaos/history.js';
 import { formatReport } from '../../src/chaos/report.js';
 import { replayCommand } from '../../src/chaos/scenario-report.js';
 import { recoveryDeadlineMs } from '../../src/chaos/scenario.js';
-import { setupQueues, workloadClient } from '../../src/chaos/workload-executor.js';
+import {
+  setupQueues,
+  workloadClient,
+  type WorkloadTarget,
+} from '../../src/chaos/workload-executor.js';
 import { defaultWorkloadModel } from '../../src/chaos/workload.js';
 
 let service: LocalService;
@@ -29,14 +33,18 @@ afterEach(async () => {
   await service.close();
 });
 
-async function filled(seed: number): Promise<{
+async function filled(
+  seed: number,
+  fetch?: WorkloadTarget['fetch'],
+): Promise<{
   history: History;
   model: ReturnType<typeof defaultWorkloadModel>;
-  target: { baseUrl: string; apiKey: string };
+  target: WorkloadTarget;
   lines: string[];
   summary: Awaited<ReturnType<typeof fillBacklog>>;
 }> {
-  const target = { baseUrl: `http://127.0.0.1:${server.port}/v1`, apiKey: 'k' };
+  const baseUrl = `http://127.0.0.1:${server.port}/v1`;
+  const target: WorkloadTarget = { baseUrl, apiKey: 'k', ...(fetch === undefined ? {} : { fetch }) };
   const model = defaultWorkloadModel(seed, { queues: [BACKLOG_QUEUE] });
   await setupQueues(model, target);
   const history = new History();
@@ -81,6 +89,32 @@ describe('fillBacklog', () => {
     const final = await collectFinalState({ model, target, history });
     const report = check(history, final);
     if (!report.valid) throw new Error(formatReport(report));
+  });
+
+  // 13 planned messages allow 2 replacements: two sends lost are made up for, a third is not.
+  it.each([
+    { lost: [2, 5], stored: 13, complete: true },
+    { lost: [2, 5, 6], stored: 12, complete: false },
+  ])('replaces sends with no answer, within a bound ($lost)', async ({ lost, stored, complete }) => {
+    let sends = 0;
+    // These sends never reach the server: no answer (info), so indeterminate.
+    const flaky: WorkloadTarget['fetch'] = (input, init) => {
+      if (init.method === 'POST' && String(input).includes('/send')) {
+        sends += 1;
+        if (lost.includes(sends)) return Promise.reject(new TypeError('fetch failed'));
+      }
+      return globalThis.fetch(input, init);
+    };
+    const { history, model, target, summary } = await filled(3, flaky);
+    const indeterminate = lost.length;
+    const sent = 15;
+    expect(summary).toMatchObject({ messagesStored: stored, messagesSent: sent, complete });
+    expect(summary).toMatchObject({ messagesPlanned: 13, indeterminate });
+    await drainQueues({ model, target, history, boundMs: 5_000 });
+    const report = check(history, await collectFinalState({ model, target, history }));
+    if (!report.valid) throw new Error(formatReport(report));
+    const notAppeared = indeterminate;
+    expect(report.indeterminateSends).toEqual({ total: indeterminate, appeared: 0, notAppeared });
   });
 
   it('leaves a message discarded behind the harness to be reported lost', async () => {
