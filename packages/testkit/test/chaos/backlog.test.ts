@@ -133,9 +133,9 @@ describe('fillBacklog', () => {
 describe('the scenario with a backlog', () => {
   it('grows recovery deadlines with the backlog, bounded', () => {
     expect(recoveryDeadlineMs(60_000, 0)).toBe(60_000);
-    expect(recoveryDeadlineMs(60_000, 2048)).toBe(60_000 + 2048 * 250);
-    expect(recoveryDeadlineMs(60_000, 64 * 1024)).toBe(30 * 60_000);
-    expect(recoveryDeadlineMs(40 * 60_000, 64 * 1024)).toBe(40 * 60_000);
+    expect(recoveryDeadlineMs(60_000, 2048)).toBe(60_000 + 2048 * 1_000);
+    expect(recoveryDeadlineMs(60_000, 64 * 1024)).toBe(45 * 60_000);
+    expect(recoveryDeadlineMs(50 * 60_000, 64 * 1024)).toBe(50 * 60_000);
   });
 
   it('replays with the backlog flags', () => {
