@@ -42,11 +42,17 @@ function backlogLine(backlog: BacklogSummary): string {
 /** The slowest recoveries (a wipe's: until rebuilt), for the run summary. */
 function recoveryLine(recoveries: readonly Recovery[]): string {
   const slowest = [...recoveries].sort((a, b) => b.ms - a.ms).slice(0, RECOVERIES_SHOWN);
-  const items = slowest.map((r) => `${r.label} ${(r.ms / 1000).toFixed(1)} s`);
+  const items = slowest.map((r) => `${shortLabel(r.label)} ${(r.ms / 1000).toFixed(1)} s`);
   return `  slowest recoveries: ${items.length === 0 ? 'none' : items.join('; ')}`;
 }
 
 const RECOVERIES_SHOWN = 5;
+/** A corrupt episode's label lists every record it flipped: the summary keeps the start. */
+const LABEL_CHARS_MAX = 40;
+
+function shortLabel(label: string): string {
+  return label.length <= LABEL_CHARS_MAX ? label : `${label.slice(0, LABEL_CHARS_MAX)}...`;
+}
 
 /** The run summary, then the checker's report (examples and history lines when invalid). */
 export function formatScenario(result: ScenarioResult): string {
