@@ -4,6 +4,7 @@
 // (deterministic functions of their arguments).
 
 import { createCipheriv, createHash } from 'node:crypto';
+import type { Operation } from './history.js';
 
 /** What every backlog payload starts with, before its number and a colon. */
 export const BACKLOG_MAGIC = 'mq-backlog:';
@@ -48,6 +49,27 @@ export function describePayload(body: Uint8Array): string {
   if (match !== null) return `b:${match[1]}:${body.byteLength}:${digestHex(body)}`;
   if (body.byteLength <= TEXT_BYTES_MAX) return new TextDecoder().decode(body);
   return `?:${body.byteLength}:${digestHex(body)}`;
+}
+
+/**
+ * Distinct backlog messages (by message id) that `operations` received intact: a receive
+ * answered ok whose payload is the description its message's send carried. Pure.
+ */
+export function backlogReadBack(operations: readonly Operation[]): number {
+  const sent = new Map<string, string>();
+  for (const op of operations) {
+    const payload = op.invoke.payload;
+    const id = op.completion?.messageId;
+    if (op.invoke.kind !== 'send' || op.completion?.type !== 'ok') continue;
+    if (payload?.startsWith('b:') === true && id !== undefined) sent.set(id, payload);
+  }
+  const intact = new Set<string>();
+  for (const op of operations) {
+    const id = op.completion?.messageId;
+    if (op.invoke.kind !== 'recv' || op.completion?.type !== 'ok' || id === undefined) continue;
+    if (sent.has(id) && sent.get(id) === op.completion.payload) intact.add(id);
+  }
+  return intact.size;
 }
 
 function digestHex(body: Uint8Array): string {

@@ -66,6 +66,8 @@ export interface BacklogSummary {
   readonly fillMs: number;
   /** False when the fill stopped (time, or too many sends not stored) short of the plan. */
   readonly complete: boolean;
+  /** Backlog messages received intact by the end of the run (`backlogReadBack`); set then. */
+  readonly readBack?: number;
 }
 
 const PROGRESS_MS = 10_000;

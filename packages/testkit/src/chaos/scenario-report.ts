@@ -35,7 +35,8 @@ function backlogLine(backlog: BacklogSummary): string {
     `${backlog.payloadBytes / 1024} KiB (${backlog.messagesPlanned} planned, ` +
     `${backlog.messagesSent} sent) in ${seconds.toFixed(1)} s ` +
     `(${rate.toFixed(1)} MiB/s); indeterminate ${backlog.indeterminate}, refused ` +
-    `${backlog.refused}${backlog.complete ? '' : ', fill bound ran out'}`
+    `${backlog.refused}${backlog.complete ? '' : ', fill bound ran out'}` +
+    (backlog.readBack === undefined ? '' : `; read back intact ${backlog.readBack}`)
   );
 }
 

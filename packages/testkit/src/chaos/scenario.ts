@@ -27,6 +27,7 @@ import {
   fillBacklog,
   type BacklogSummary,
 } from './backlog.js';
+import { backlogReadBack } from './backlog-payload.js';
 import { check } from './checker.js';
 import type { FinalState } from './final-state.js';
 import { FaultInjector, REBUILD_TIMEOUT_MS, type FaultCounts } from './fault-injector.js';
@@ -269,7 +270,9 @@ async function exercise(
   const report = withLogViolations(check(history, final), logViolations, LOG_EXAMPLES_MAX);
   const faults = injector.counts;
   const counts = { faults, workload, drain, report, faultPhaseMs, recoveries };
-  return { history, final, ...counts, backlog: filled };
+  const operations = history.operations();
+  const checked = filled === null ? null : { ...filled, readBack: backlogReadBack(operations) };
+  return { history, final, ...counts, backlog: checked };
 }
 
 interface Prepared {

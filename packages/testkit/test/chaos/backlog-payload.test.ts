@@ -8,6 +8,7 @@ import {
   BACKLOG_PAYLOAD_BYTES_MAX,
   BACKLOG_PAYLOAD_BYTES_MIN,
   backlogPayload,
+  backlogReadBack,
   describePayload,
 } from '../../src/chaos/backlog-payload.js';
 import { backlogPlanLimits } from '../../src/chaos/backlog.js';
@@ -93,6 +94,17 @@ describe('check on a backlog', () => {
     s.settled('ack', 'backlog', 'b2', 'L2', 108, 109);
     const report = check(s.history, finalState({ backlog: {} }));
     if (!report.valid) throw new Error(formatReport(report));
+  });
+
+  it('counts the backlog messages read back intact', () => {
+    const { s, one, two } = backlogScript();
+    s.received('backlog', 'b1', one, 'L1', 100, 102, 30_000);
+    s.received('backlog', 'b1', one, 'L2', 103, 104, 30_000);
+    const changed = `${two.slice(0, -1)}${two.endsWith('0') ? '1' : '0'}`;
+    s.received('backlog', 'b2', changed, 'L3', 105, 106, 30_000);
+    expect(backlogReadBack(s.history.operations())).toBe(1);
+    s.received('backlog', 'b2', two, 'L4', 107, 108, 30_000);
+    expect(backlogReadBack(s.history.operations())).toBe(2);
   });
 
   it('reports a backlog message missing at the end as lost', () => {
