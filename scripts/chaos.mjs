@@ -5,7 +5,10 @@
 // seeded schedule kills, pauses and wipes members and partitions, cuts, delays and drops links;
 // then heal, drain, check every member rebuilt, and check the history. Prints the run's table
 // and a README row; on a violation the seed, the history lines that show it, and where the
-// history, data and logs were kept, and exits 1. Run after `npm run build` (the npm script does).
+// history, data and logs were kept, and exits 1. With `--backlog-mib N`, the workload's spool is
+// first filled with N MiB of incompressible messages in a backlog queue that the faults (wipes
+// above all: a rebuild moves it) act on and the final drain and check account for. Run after
+// `npm run build`.
 import { parseArgs } from 'node:util';
 import {
   formatScenario,
@@ -13,17 +16,26 @@ import {
   markdownRow,
   runScenario,
   scheduleDurationMsMin,
+  BACKLOG_MIB_MAX,
+  BACKLOG_PAYLOAD_KIB_DEFAULT,
   MEMBER_ELECTION_TIMEOUT_MS,
 } from '../packages/testkit/dist/index.js';
 
 const MINUTES_MAX = 240;
 const USAGE = `Usage: npm run chaos -- [--minutes N] [--seed S] [--members M] [--keep]
+                         [--backlog-mib N] [--backlog-payload-kib K]
 
   --minutes N   length of the fault phase, minutes (default 5, at most ${MINUTES_MAX}; at least
                 enough for one episode of every fault kind, about 0.9)
   --seed S      32-bit integer seeding the schedule and the workload (default: from the clock)
   --members M   members, 3-9 (default 3)
-  --keep        keep data and logs of a valid run too (an invalid run always keeps them)`;
+  --keep        keep data and logs of a valid run too (an invalid run always keeps them)
+  --backlog-mib N
+                before the faults, fill the workload's spool with N MiB (0-${BACKLOG_MIB_MAX}) of
+                incompressible messages in the queue chaos-backlog, drained and checked message
+                by message at the end (default 0: no backlog); recovery deadlines grow with it
+  --backlog-payload-kib K
+                size of each backlog message, KiB, 1-1024 (default ${BACKLOG_PAYLOAD_KIB_DEFAULT})`;
 
 function fail(message) {
   process.stderr.write(`chaos: ${message}\n\n${USAGE}\n`);
@@ -39,6 +51,8 @@ function parseCommandLine() {
         seed: { type: 'string' },
         members: { type: 'string' },
         keep: { type: 'boolean' },
+        'backlog-mib': { type: 'string' },
+        'backlog-payload-kib': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -58,12 +72,21 @@ function parseCommandLine() {
     fail('--seed must be a 32-bit integer');
   }
   if (!Number.isInteger(members) || members < 3 || members > 9) fail('--members must be 3-9');
+  const backlogMiB = Number(values['backlog-mib'] ?? '0');
+  const backlogPayloadKiB = Number(values['backlog-payload-kib'] ?? BACKLOG_PAYLOAD_KIB_DEFAULT);
+  if (!Number.isInteger(backlogMiB) || backlogMiB < 0 || backlogMiB > BACKLOG_MIB_MAX) {
+    fail(`--backlog-mib must be an integer in 0-${BACKLOG_MIB_MAX}`);
+  }
+  if (!Number.isInteger(backlogPayloadKiB) || backlogPayloadKiB < 1 || backlogPayloadKiB > 1024) {
+    fail('--backlog-payload-kib must be an integer in 1-1024');
+  }
   const ids = Array.from({ length: members }, (_, i) => `n${i + 1}`);
   const electionTimeoutMs = MEMBER_ELECTION_TIMEOUT_MS;
   const minMs = scheduleDurationMsMin({ members: ids, electionTimeoutMs });
   const durationMs = Math.round(minutes * 60_000);
   if (durationMs < minMs) fail(`--minutes must be at least ${(minMs / 60_000).toFixed(3)}`);
-  return { seed: seed | 0, durationMs, members, keepFiles: values.keep === true };
+  const keepFiles = values.keep === true;
+  return { seed: seed | 0, durationMs, members, keepFiles, backlogMiB, backlogPayloadKiB };
 }
 
 const options = parseCommandLine();

@@ -1,10 +1,11 @@
 // After the workload (and, in a chaos run, after every fault healed): drain the queues, then
 // collect the final state for the checker.
 //
-// The drain receives and acks (recorded in the history, client `drain`) until every queue holds
-// only failed messages: it waits out delays and leases still held (abandoned by a consumer, or
-// from before a failover) by re-reading the listing, bounded by `boundMs`. The collection walks
-// every queue's listing with handles, peeks each message for its payload, and reads the stats.
+// The drain receives and acks (recorded in the history, client `drain`, and `drain.<i>` when it
+// runs several receivers per queue) until every queue holds only failed messages: it waits out
+// delays and leases still held (abandoned by a consumer, or from before a failover) by re-reading
+// the listing, bounded by `boundMs`. The collection walks every queue's listing with handles,
+// peeks each message for its payload, and reads the stats.
 
 import {
   isMqClientError,
@@ -12,6 +13,7 @@ import {
   type MessageInfo,
   type MqClient,
 } from '@spoolmq/client';
+import { describePayload } from './backlog-payload.js';
 import type { FinalMessage, FinalQueue, FinalState } from './final-state.js';
 import type { History } from './history.js';
 import { Recorder } from './recorder.js';
@@ -29,6 +31,11 @@ export interface DrainOptions {
   readonly boundMs?: number;
   /** Client id in the history; default `drain`. */
   readonly client?: string;
+  /**
+   * Receivers per queue, each its own client in the history (`drain`, `drain.1`, ...), 1-16;
+   * default 1. More drain a large backlog faster.
+   */
+  readonly receivers?: number;
 }
 
 export interface DrainSummary {
@@ -46,6 +53,8 @@ const DRAIN_TOTAL_MS_MAX = 30 * 60_000;
 const DRAIN_POLL_MS_MAX = 250;
 /** Receives per queue per pass at most, so one pass cannot run unbounded. */
 const DRAIN_PASS_RECEIVES_MAX = 100_000;
+/** Receivers per queue at most. */
+const DRAIN_RECEIVERS_MAX = 16;
 /** Listing pages walked per queue at most (1,000 messages a page). */
 const LISTING_PAGES_MAX = 10_000;
 
@@ -57,7 +66,15 @@ export async function drainQueues(options: DrainOptions): Promise<DrainSummary> 
   const { model, history } = options;
   const boundMs = options.boundMs ?? 60_000;
   const client = workloadClient(options.target, model.spool);
-  const recorder = new Recorder(history, options.client ?? 'drain', model.requestTimeoutMs);
+  const name = options.client ?? 'drain';
+  const receivers = options.receivers ?? 1;
+  if (!(Number.isInteger(receivers) && receivers >= 1 && receivers <= DRAIN_RECEIVERS_MAX)) {
+    throw new RangeError(`drain: receivers must be 1-${DRAIN_RECEIVERS_MAX}, got ${receivers}`);
+  }
+  const recorders = Array.from({ length: receivers }, (_, i) => {
+    const id = i === 0 ? name : `${name}.${i}`;
+    return new Recorder(history, id, model.requestTimeoutMs);
+  });
   // `boundMs` runs from the last pass that acked anything: a backlog the workload left (the
   // consumers lag behind the producers on a loaded machine) takes as long as it takes, and only
   // messages that stay undeliverable that long are left to count as stuck. DRAIN_TOTAL_MS_MAX
@@ -70,7 +87,8 @@ export async function drainQueues(options: DrainOptions): Promise<DrainSummary> 
   while (performance.now() < deadlineMs) {
     let passAcked = 0;
     for (const queue of model.queues) {
-      passAcked += await drainOnce(client, recorder, queue.name, history);
+      const each = recorders.map((recorder) => drainOnce(client, recorder, queue.name, history));
+      passAcked += (await Promise.all(each)).reduce((sum, n) => sum + n, 0);
     }
     acked += passAcked;
     if (passAcked > 0) {
@@ -216,7 +234,7 @@ async function finalMessage(
   if (!payloads || item.handle === undefined) return base;
   try {
     const peeked = await client.peek(item.handle);
-    return { ...base, payload: new TextDecoder().decode(peeked.body) };
+    return { ...base, payload: describePayload(peeked.body) };
   } catch (error) {
     // The message moved since the listing (410): its payload stays unknown.
     if (isMqClientError(error)) return base;

@@ -14,8 +14,9 @@ export interface FinalMessage {
   /** Present in state pending on a queue with a lease timeout. */
   readonly leaseExpiresAt?: string;
   /**
-   * The payload as text when the collector could read it (listing handle + peek). Lets the
-   * checker match messages whose send got no answer, whose id it never learnt.
+   * The payload as `describePayload` names it (its text, or a backlog payload's description),
+   * when the collector could read it (listing handle + peek). Lets the checker match messages
+   * whose send got no answer, whose id it never learnt.
    */
   readonly payload?: string;
 }

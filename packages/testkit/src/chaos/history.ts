@@ -48,7 +48,10 @@ export interface InvokeFields {
    * knows it from the receive or listing that gave it the token).
    */
   readonly queue?: string;
-  /** send, ackAndSend: the new message's payload, unique per logical send (`p:<client>:<n>`). */
+  /**
+   * send, ackAndSend: the new message's payload, unique per logical send (`p:<client>:<n>`); a
+   * backlog send's is its description (`b:<n>:<bytes>:<digest>`: backlog-payload.ts).
+   */
   readonly payload?: string;
   /** send, ackAndSend: the dedup key (Svc-Dedup-String). */
   readonly dedupKey?: string;
@@ -81,7 +84,7 @@ export interface CompletionFields {
   readonly error?: string;
   /** send/ackAndSend 201 or 200, recv 200: Svc-Message-Id; 409 dedup_claimed: details.messageId. */
   readonly messageId?: string;
-  /** recv: the payload received. */
+  /** recv: the payload received, as `describePayload` names it (backlog-payload.ts). */
   readonly payload?: string;
   /** recv: Svc-Lease. */
   readonly lease?: string;

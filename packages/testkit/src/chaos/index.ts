@@ -85,6 +85,22 @@ export { collectFinalState, drainQueues } from './drain.js';
 export type { CollectOptions, DrainOptions, DrainSummary } from './drain.js';
 export { FaultInjector, zeroFaultCounts } from './fault-injector.js';
 export type { FaultCounts, InjectedFault } from './fault-injector.js';
-export { MEMBER_ELECTION_TIMEOUT_MS, REPORTED_FAULT_KINDS, runScenario } from './scenario.js';
-export type { ScenarioOptions, ScenarioResult } from './scenario.js';
+export {
+  BACKLOG_MIB_MAX,
+  BACKLOG_PAYLOAD_KIB_DEFAULT,
+  MEMBER_ELECTION_TIMEOUT_MS,
+  REPORTED_FAULT_KINDS,
+  recoveryDeadlineMs,
+  runScenario,
+} from './scenario.js';
+export type { Recovery, ScenarioOptions, ScenarioResult } from './scenario.js';
+export {
+  BACKLOG_MAGIC,
+  BACKLOG_PAYLOAD_BYTES_MAX,
+  BACKLOG_PAYLOAD_BYTES_MIN,
+  backlogPayload,
+  describePayload,
+} from './backlog-payload.js';
+export { BACKLOG_QUEUE, backlogPlanLimits, fillBacklog } from './backlog.js';
+export type { BacklogSummary, FillOptions } from './backlog.js';
 export { formatScenario, markdownHeader, markdownRow, replayCommand } from './scenario-report.js';

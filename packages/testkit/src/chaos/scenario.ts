@@ -8,15 +8,29 @@
 // moment it is injected to `quietMs` after it was recovered (the schedule's quiet gap). An
 // episode starts at its scheduled offset, or `quietMs` after the previous recovery if that ended
 // late (a slow restart), so at most one episode is ever in effect.
+//
+// With a backlog (`backlogMiB`), the harness's account gets a plan big enough for it, and the
+// backlog queue of the workload's spool is filled before the faults (backlog.ts); every
+// recovery deadline (rebuild, readiness, convergence) grows with the backlog, bounded, since a
+// wiped member's rebuild moves it; the drain and the final collection read the backlog queue
+// too, so the checker accounts for every backlog message.
 
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_ACCOUNT } from '../cluster/admin-client.js';
 import { ProcessCluster } from '../cluster/process-cluster.js';
 import { metricSamples } from '../cluster/metrics-text.js';
+import {
+  BACKLOG_QUEUE,
+  backlogPlanLimits,
+  fillBacklog,
+  type BacklogSummary,
+} from './backlog.js';
+import { backlogReadBack } from './backlog-payload.js';
 import { check } from './checker.js';
 import type { FinalState } from './final-state.js';
-import { FaultInjector, type FaultCounts } from './fault-injector.js';
+import { FaultInjector, REBUILD_TIMEOUT_MS, type FaultCounts } from './fault-injector.js';
 import { writeHistoryFile } from './history-file.js';
 import { History } from './history.js';
 import { collectFinalState, drainQueues, type DrainSummary } from './drain.js';
@@ -49,6 +63,10 @@ export interface ScenarioOptions {
   readonly keepFiles?: boolean;
   /** Progress lines (episodes, phases); default none. */
   readonly log?: (line: string) => void;
+  /** Backlog filled before the faults, MiB, 0-BACKLOG_MIB_MAX; default 0 (none). */
+  readonly backlogMiB?: number;
+  /** Size of each backlog message, KiB, 1-1,024; default 64. */
+  readonly backlogPayloadKiB?: number;
 }
 
 export interface ScenarioResult {
@@ -67,7 +85,39 @@ export interface ScenarioResult {
   readonly wallMs: number;
   /** From the workload's start to the last recovery, ms (the schedule's, plus slow restarts). */
   readonly faultPhaseMs: number;
+  /** The backlog asked for, MiB (0: none), and its message size, KiB. */
+  readonly backlogMiB: number;
+  readonly backlogPayloadKiB: number;
+  /** What the fill stored; null without a backlog. */
+  readonly backlog: BacklogSummary | null;
+  /** How long each episode's recovery took (a wipe's: until rebuilt), in schedule order. */
+  readonly recoveries: readonly Recovery[];
 }
+
+export interface Recovery {
+  readonly label: string;
+  readonly ms: number;
+}
+
+/** Largest backlog a scenario fills, MiB. */
+export const BACKLOG_MIB_MAX = 64 * 1024;
+export const BACKLOG_PAYLOAD_KIB_DEFAULT = 64;
+/** Receivers per queue of the final drain when there is a backlog to read back. */
+const BACKLOG_DRAIN_RECEIVERS = 4;
+/** Backlog sends in flight during the fill. */
+const BACKLOG_CONCURRENCY = 16;
+/** The fill's bound: this much at least, plus FILL_MS_PER_MIB a MiB (at least 1 MiB/s). */
+const FILL_MS_MIN = 60_000;
+const FILL_MS_PER_MIB = 1_000;
+/**
+ * Recovery deadlines grow by this per MiB of backlog, up to RECOVERY_MS_MAX: a rebuild of at
+ * least 1 MiB/s. Measured on the loaded 2-core machine (seed 20261203, 2 GiB): a wiped member
+ * fetched its payloads at 2-4 MiB/s (one 512 KiB call in flight), so 4 MiB/s was too tight.
+ */
+const RECOVERY_MS_PER_BACKLOG_MIB = 1_000;
+const RECOVERY_MS_MAX = 45 * 60_000;
+/** The plan the harness's account gets when a backlog needs more than the default one. */
+const BACKLOG_PLAN = 'chaos-backlog';
 
 /**
  * The members' largest election timeout: the raft defaults (10 ticks of 50 ms), randomized up to
@@ -96,6 +146,7 @@ const WORKLOAD_MARGIN_MS = 120_000;
  */
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const startedMs = performance.now();
+  const backlog = backlogSize(options);
   const rootDir = options.rootDir ?? (await mkdtemp(join(tmpdir(), 'mq-chaos-')));
   await mkdir(rootDir, { recursive: true });
   const cluster = await ProcessCluster.create({
@@ -113,15 +164,17 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const mesh = await ProxyMesh.start(cluster.memberAddresses(), { clients: ['gateway'] });
   let removeRoot = false;
   try {
-    const run = await exercise(options, cluster, mesh, schedule);
+    const run = await exercise(options, backlog, cluster, mesh, schedule);
     const historyPath = run.report.valid ? null : await keepEvidence(rootDir, options.seed, run);
     removeRoot = run.report.valid && options.keepFiles !== true && options.rootDir === undefined;
-    const { faults, workload, drain, report, faultPhaseMs } = run;
+    const { faults, workload, drain, report, faultPhaseMs, recoveries } = run;
     const wallMs = performance.now() - startedMs;
     const { seed } = options;
     const { durationMs } = schedule;
-    const counts = { faults, workload, drain, report, faultPhaseMs };
-    return { seed, durationMs, schedule, ...counts, historyPath, rootDir, wallMs };
+    const counts = { faults, workload, drain, report, faultPhaseMs, recoveries };
+    const sizes = { backlogMiB: backlog.mib, backlogPayloadKiB: backlog.payloadKiB };
+    const filled = { ...sizes, backlog: run.backlog };
+    return { seed, durationMs, schedule, ...counts, ...filled, historyPath, rootDir, wallMs };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const tails = cluster.logTails(30);
@@ -133,6 +186,33 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   }
 }
 
+/** The backlog a scenario asks for (0 MiB: none). Throws RangeError out of range. */
+interface BacklogSize {
+  readonly mib: number;
+  readonly payloadKiB: number;
+}
+
+function backlogSize(options: ScenarioOptions): BacklogSize {
+  const mib = options.backlogMiB ?? 0;
+  const payloadKiB = options.backlogPayloadKiB ?? BACKLOG_PAYLOAD_KIB_DEFAULT;
+  if (!(Number.isInteger(mib) && mib >= 0 && mib <= BACKLOG_MIB_MAX)) {
+    throw new RangeError(`backlogMiB must be an integer in 0-${BACKLOG_MIB_MAX}, got ${mib}`);
+  }
+  if (!(Number.isInteger(payloadKiB) && payloadKiB >= 1 && payloadKiB <= 1024)) {
+    throw new RangeError(`backlogPayloadKiB must be an integer in 1-1024, got ${payloadKiB}`);
+  }
+  return { mib, payloadKiB };
+}
+
+/**
+ * A recovery deadline for a cluster holding `backlog`: `baseMs` plus
+ * RECOVERY_MS_PER_BACKLOG_MIB a MiB, at most RECOVERY_MS_MAX (and never less than `baseMs`).
+ */
+export function recoveryDeadlineMs(baseMs: number, backlogMiB: number): number {
+  const grownMs = baseMs + backlogMiB * RECOVERY_MS_PER_BACKLOG_MIB;
+  return Math.max(baseMs, Math.min(RECOVERY_MS_MAX, grownMs));
+}
+
 interface Exercised {
   readonly history: History;
   readonly final: FinalState;
@@ -141,48 +221,115 @@ interface Exercised {
   readonly drain: DrainSummary;
   readonly report: CheckReport;
   readonly faultPhaseMs: number;
+  readonly backlog: BacklogSummary | null;
+  readonly recoveries: readonly Recovery[];
 }
 
-/** Start, workload under faults, heal, drain, converge, collect, check. */
+/** Start, fill the backlog, workload under faults, heal, drain, converge, collect, check. */
 async function exercise(
   options: ScenarioOptions,
+  backlog: BacklogSize,
   cluster: ProcessCluster,
   mesh: ProxyMesh,
   schedule: Schedule,
 ): Promise<Exercised> {
   const log = options.log ?? ((): void => undefined);
   const model = defaultWorkloadModel(options.seed, options.workload);
+  const deadlineMs = (baseMs: number): number => recoveryDeadlineMs(baseMs, backlog.mib);
   cluster.setPeersFor((id) => mesh.peersFor(id));
   cluster.setGatewayMembers(() => mesh.peersFor('gateway'));
   const episodes = schedule.episodes.length;
   log(`chaos: seed ${options.seed}, ${episodes} episodes, data in ${cluster.rootDir}`);
   await cluster.start();
   await cluster.waitReady(SETTLE_TIMEOUT_MS);
-  // The harness's test account (its spools are the ones primaryOf and the workload name).
-  const apiKey = await retried(() => cluster.apiKey());
-  const target: WorkloadTarget = { baseUrl: cluster.baseUrl, apiKey };
-  await retried(() => setupQueues(model, target));
-  const history = new History();
-  const injector = new FaultInjector(cluster, mesh, model.spool);
+  const { target, history, filled } = await prepare(options, backlog, cluster, model, log);
+  const rebuildMs = deadlineMs(REBUILD_TIMEOUT_MS);
+  const injector = new FaultInjector(cluster, mesh, model.spool, rebuildMs);
   const faultStartMs = performance.now();
+  const recoveries: Recovery[] = [];
+  const durationMs = workloadBoundMs(schedule, rebuildMs);
   const workload = await underFaults(
-    (signal) =>
-      runWorkload({ model, target, history, durationMs: workloadBoundMs(schedule), signal }),
-    () => runEpisodes(schedule, injector, history, log),
+    (signal) => runWorkload({ model, target, history, durationMs, signal }),
+    () => runEpisodes(schedule, injector, history, log, recoveries),
   );
   const faultPhaseMs = performance.now() - faultStartMs;
   log(`chaos: faults done; ${workload.operations} workload operations; settling`);
   mesh.heal();
-  await cluster.waitReady(SETTLE_TIMEOUT_MS);
+  await cluster.waitReady(deadlineMs(SETTLE_TIMEOUT_MS));
   log('chaos: healed and ready; draining');
-  const drain = await drainQueues({ model, target, history, boundMs: DRAIN_BOUND_MS });
+  // The drain and the collection read the backlog queue too.
+  const all = filled === null ? model : { ...model, queues: [...model.queues, BACKLOG_QUEUE] };
+  const receivers = filled === null ? 1 : BACKLOG_DRAIN_RECEIVERS;
+  const drained = { model: all, target, history, boundMs: DRAIN_BOUND_MS, receivers };
+  const drain = await drainQueues(drained);
   log(`chaos: drained ${drain.acked} (${drain.drained ? 'empty' : 'not empty'}); converging`);
-  await waitConverged(cluster);
+  await waitConverged(cluster, deadlineMs(CONVERGE_TIMEOUT_MS));
   log('chaos: converged; reading the final state');
-  const final = await retried(() => collectFinalState({ model, target, history }));
+  const final = await retried(() => collectFinalState({ model: all, target, history }));
   const logViolations = await unrepairedPayloads(join(cluster.rootDir, 'logs'));
   const report = withLogViolations(check(history, final), logViolations, LOG_EXAMPLES_MAX);
-  return { history, final, faults: injector.counts, workload, drain, report, faultPhaseMs };
+  const faults = injector.counts;
+  const counts = { faults, workload, drain, report, faultPhaseMs, recoveries };
+  const operations = history.operations();
+  const checked = filled === null ? null : { ...filled, readBack: backlogReadBack(operations) };
+  return { history, final, ...counts, backlog: checked };
+}
+
+interface Prepared {
+  readonly target: WorkloadTarget;
+  readonly history: History;
+  readonly filled: BacklogSummary | null;
+}
+
+/**
+ * The harness's account (with a plan for the backlog), its key, the queues, and the backlog
+ * filled. The history starts here: the backlog's sends are in it.
+ */
+async function prepare(
+  options: ScenarioOptions,
+  backlog: BacklogSize,
+  cluster: ProcessCluster,
+  model: WorkloadModel,
+  log: (line: string) => void,
+): Promise<Prepared> {
+  const totalBytes = backlog.mib * 2 ** 20;
+  if (totalBytes > 0) await retried(() => provisionBacklogPlan(cluster, totalBytes));
+  // The harness's test account (its spools are the ones primaryOf and the workload name).
+  const apiKey = await retried(() => cluster.apiKey());
+  const target: WorkloadTarget = { baseUrl: cluster.baseUrl, apiKey };
+  const queues = totalBytes > 0 ? [...model.queues, BACKLOG_QUEUE] : model.queues;
+  await retried(() => setupQueues({ ...model, queues }, target));
+  const history = new History();
+  if (totalBytes === 0) return { target, history, filled: null };
+  log(`chaos: filling ${backlog.mib} MiB of ${backlog.payloadKiB} KiB messages`);
+  const filled = await fillBacklog({
+    seed: options.seed,
+    target,
+    spool: model.spool,
+    history,
+    totalBytes,
+    payloadBytes: backlog.payloadKiB * 1024,
+    concurrency: BACKLOG_CONCURRENCY,
+    boundMs: FILL_MS_MIN + backlog.mib * FILL_MS_PER_MIB,
+    requestTimeoutMs: model.requestTimeoutMs,
+    log,
+  });
+  if (!filled.complete) log('chaos: the backlog fill ran out of time; going on with what it has');
+  return { target, history, filled };
+}
+
+/**
+ * A plan with room for the backlog (`backlogPlanLimits`), and the harness's account on it
+ * (created with it, or moved to it if it exists), through the first live member's admin API.
+ */
+async function provisionBacklogPlan(cluster: ProcessCluster, backlogBytes: number): Promise<void> {
+  const live = cluster.members.findIndex((member) => member.alive && !member.paused);
+  const admin = cluster.admin(Math.max(0, live));
+  await admin.putPlan(BACKLOG_PLAN, backlogPlanLimits(backlogBytes));
+  const account = { id: TEST_ACCOUNT, plan: BACKLOG_PLAN };
+  const created = await admin.request('POST', '/accounts', account);
+  if (created.status === 409) await admin.setAccountPlan(TEST_ACCOUNT, BACKLOG_PLAN);
+  else if (created.status !== 201) throw new Error(`create the test account: ${created.status}`);
 }
 
 /**
@@ -209,9 +356,13 @@ async function underFaults<T>(
   return result;
 }
 
-/** The workload's own bound: the schedule, doubled for late episodes, plus a margin. */
-function workloadBoundMs(schedule: Schedule): number {
-  return 2 * schedule.durationMs + WORKLOAD_MARGIN_MS;
+/**
+ * The workload's own bound: the schedule, doubled for late episodes, plus a margin, plus the
+ * longest each rebuilding episode (wipe, corrupt) may take.
+ */
+function workloadBoundMs(schedule: Schedule, rebuildMs: number): number {
+  const rebuilds = schedule.episodes.filter((e) => e.kind === 'wipe' || e.kind === 'corrupt');
+  return 2 * schedule.durationMs + WORKLOAD_MARGIN_MS + rebuilds.length * rebuildMs;
 }
 
 /** Writes the history (JSONL) and the final state next to the logs; returns the history path. */
@@ -223,12 +374,16 @@ async function keepEvidence(rootDir: string, seed: number, run: Exercised): Prom
   return historyPath;
 }
 
-/** Injects every episode at its time (see the file comment) and flags its window. */
+/**
+ * Injects every episode at its time (see the file comment) and flags its window; appends how
+ * long each recovery took to `recoveries`.
+ */
 async function runEpisodes(
   schedule: Schedule,
   injector: FaultInjector,
   history: History,
   log: (line: string) => void,
+  recoveries: Recovery[],
 ): Promise<void> {
   const quietMs = 2 * MEMBER_ELECTION_TIMEOUT_MS;
   const originMs = performance.now();
@@ -239,22 +394,26 @@ async function runEpisodes(
     const fault = await injector.inject(episode);
     log(`chaos: +${elapsedS(originMs)} s ${fault.label}`);
     await sleepUntil(performance.now() + (episode.endMs - episode.startMs));
+    const recoveringMs = performance.now();
     try {
       await fault.recover();
     } finally {
       history.markWindow(fault.label, injectedAtMs, history.now() + quietMs);
     }
-    log(`chaos: +${elapsedS(originMs)} s recovered from ${fault.label}`);
+    const ms = performance.now() - recoveringMs;
+    recoveries.push({ label: fault.label, ms });
+    const took = `(recovery ${(ms / 1000).toFixed(1)} s)`;
+    log(`chaos: +${elapsedS(originMs)} s recovered from ${fault.label} ${took}`);
     earliestMs = performance.now() + quietMs;
   }
 }
 
 /**
  * Resolves once every member hosts the same Raft groups at the same applied index: the wiped
- * member was rebuilt, the others caught up. Rejects after CONVERGE_TIMEOUT_MS with what differs.
+ * member was rebuilt, the others caught up. Rejects after `timeoutMs` with what differs.
  */
-async function waitConverged(cluster: ProcessCluster): Promise<void> {
-  const deadlineMs = performance.now() + CONVERGE_TIMEOUT_MS;
+async function waitConverged(cluster: ProcessCluster, timeoutMs: number): Promise<void> {
+  const deadlineMs = performance.now() + timeoutMs;
   let last = '';
   while (performance.now() < deadlineMs) {
     const applied = await Promise.all(cluster.members.map(async (member) => {
@@ -266,7 +425,7 @@ async function waitConverged(cluster: ProcessCluster): Promise<void> {
     if (sameGroupsAndIndexes(applied)) return;
     await sleepUntil(performance.now() + CONVERGE_POLL_MS);
   }
-  throw new Error(`members did not converge within ${CONVERGE_TIMEOUT_MS} ms: ${last}`);
+  throw new Error(`members did not converge within ${timeoutMs} ms: ${last}`);
 }
 
 function sameGroupsAndIndexes(applied: readonly Record<string, number>[]): boolean {

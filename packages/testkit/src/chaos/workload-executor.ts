@@ -14,6 +14,7 @@ import {
   type FetchFn,
   type MessageInfo,
 } from '@spoolmq/client';
+import { describePayload } from './backlog-payload.js';
 import type { CompletionFields, History } from './history.js';
 import { Prng } from '@spoolmq/raft';
 import { Recorder } from './recorder.js';
@@ -368,13 +369,16 @@ class WorkloadClient {
   }
 }
 
-/** The completion fields of a receive's answer (also used by the drain). */
+/**
+ * The completion fields of a receive's answer (also used by the drain); the payload as
+ * `describePayload` names it.
+ */
 export function deliveryFields(delivery: Delivery | null): CompletionFields {
   if (delivery === null) return { status: 204 };
   return {
     status: 200,
     messageId: delivery.messageId,
-    payload: new TextDecoder().decode(delivery.body),
+    payload: describePayload(delivery.body),
     lease: delivery.lease,
     retries: delivery.retries,
     ...(delivery.leaseExpiresAt === undefined ? {} : { leaseExpiresAt: delivery.leaseExpiresAt }),
