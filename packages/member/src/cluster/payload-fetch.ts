@@ -39,8 +39,6 @@ export const FETCH_RETRY_MS_MAX = 30_000;
 /** Passes in a row in which every replica lacked a payload before it is reported unrepaired. */
 export const UNREPAIRED_PASSES = 3;
 
-type Item = PayloadItem;
-
 /** One replica's answer to a fetch (see the wire form above). */
 export type FetchAnswer = PayloadChunks;
 
@@ -62,7 +60,7 @@ export interface FetchHost {
   /** Members to ask, best first (the leader, then the other voters). */
   sources(): readonly string[];
   /** Asks `member` for chunks of `items` of this group; rejects when it cannot answer. */
-  fetch(member: string, items: readonly Item[]): Promise<FetchAnswer>;
+  fetch(member: string, items: readonly PayloadItem[]): Promise<FetchAnswer>;
   closed(): boolean;
   /** Payloads of queue `queueGen` were stored (unavailable messages may be visible again). */
   filled(queueGen: number): void;
@@ -78,7 +76,7 @@ export interface FetchHost {
  */
 export function servePayloadChunks(
   engine: SpoolEngine,
-  items: readonly Item[],
+  items: readonly PayloadItem[],
   budgetBytes = FETCH_CHUNK_BYTES,
 ): FetchAnswer {
   const chunks: (Uint8Array | null)[] = [];
@@ -110,8 +108,9 @@ export function servePayloadChunks(
     const end = Math.min(payload.byteLength, offset + remaining);
     const chunk = payload.subarray(Math.min(offset, end), end);
     remaining -= chunk.byteLength;
-    // A copy: the answer is encoded later, and the read may be a view into a cache.
-    chunks[index] = chunk.slice();
+    // A view is enough: a payload read is never written to (a cached one included), and the
+    // answer's encoding copies it once.
+    chunks[index] = chunk;
     sums[index] = payloadChecksum(seq, payload);
   });
   return { chunks, sums, missing };
@@ -239,8 +238,8 @@ export class PayloadFetcher {
   }
 
   /** The next missing payloads after `cursor` (moved past them), about one chunk's worth. */
-  private collect(engine: SpoolEngine, cursor: MessageCursor): Item[] {
-    const items: Item[] = [];
+  private collect(engine: SpoolEngine, cursor: MessageCursor): PayloadItem[] {
+    const items: PayloadItem[] = [];
     let bytes = 0;
     engine.walkMessages(cursor, (queue, message) => {
       if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
@@ -257,7 +256,7 @@ export class PayloadFetcher {
    * Asks the sources in turn, each for the items no earlier one served: every item's chunk from
    * the first source that has it, and how many sources that answered lack it.
    */
-  private async gather(items: readonly Item[]): Promise<Gathered> {
+  private async gather(items: readonly PayloadItem[]): Promise<Gathered> {
     const chunks: (Uint8Array | null)[] = items.map(() => null);
     const sums: (number | null)[] = items.map(() => null);
     const lacking = items.map(() => 0);
@@ -284,7 +283,7 @@ export class PayloadFetcher {
   }
 
   /** Stores what arrived and checks out; true when any payload was completed. */
-  private take(engine: SpoolEngine, items: readonly Item[], gathered: Gathered): boolean {
+  private take(engine: SpoolEngine, items: readonly PayloadItem[], gathered: Gathered): boolean {
     let completed = false;
     items.forEach(([queueGen, seq, offset], i) => {
       const chunk = gathered.chunks[i];
@@ -303,8 +302,7 @@ export class PayloadFetcher {
         partial = { bytes: new Uint8Array(message.byteLength), filled: 0, sum };
         this.partials.set(seq, partial);
       }
-      const bytes = chunk;
-      const fits = bytes.byteLength > 0 && offset + bytes.byteLength <= message.byteLength;
+      const fits = chunk.byteLength > 0 && offset + chunk.byteLength <= message.byteLength;
       if (partial.filled !== offset || !fits) {
         // Not the piece asked for (a buggy or hostile source): start this payload over, so the
         // pass does not ask again at once.
@@ -312,8 +310,8 @@ export class PayloadFetcher {
         this.rejected++;
         return;
       }
-      partial.bytes.set(bytes, offset);
-      partial.filled += bytes.byteLength;
+      partial.bytes.set(chunk, offset);
+      partial.filled += chunk.byteLength;
       if (partial.filled < message.byteLength) return;
       this.partials.delete(seq);
       if (payloadChecksum(seq, partial.bytes) !== partial.sum) {
@@ -333,7 +331,11 @@ export class PayloadFetcher {
    * Reports, once each, the items every source lacked (or that had nobody to ask) in
    * UNREPAIRED_PASSES passes in a row.
    */
-  private noteUnrepaired(engine: SpoolEngine, items: readonly Item[], gathered: Gathered): void {
+  private noteUnrepaired(
+    engine: SpoolEngine,
+    items: readonly PayloadItem[],
+    gathered: Gathered,
+  ): void {
     const sourceCount = this.host.sources().length;
     if (gathered.asked < sourceCount) return; // a source did not answer: it may have them
     items.forEach(([queueGen, seq], i) => {

@@ -15,8 +15,10 @@ import type { MetaState } from './meta-state.js';
 export interface PlannedReplica {
   readonly engine: SpoolEngine;
   isServing(): boolean;
-  /** The host while this replica serves under its leader lease; throws otherwise. */
-  servingHost(): Pick<SpoolHost, 'setPlan'>;
+  /** Where calls to the spool run now (SpoolReplica.route); throws when the replica stopped. */
+  route():
+    | { readonly kind: 'local'; readonly host: Pick<SpoolHost, 'setPlan'> }
+    | { readonly kind: 'forward' };
 }
 
 /** What the reconciler needs of its member. */
@@ -72,12 +74,15 @@ export class PlanReconciler {
     const plan = this.plans.get(spool);
     if (replica === undefined || plan === undefined || !replica.isServing()) return;
     if (!this.engineBehind(replica.engine, plan) || this.proposals.has(spool)) return;
-    let host: Pick<SpoolHost, 'setPlan'>;
+    let route: ReturnType<PlannedReplica['route']>;
     try {
-      host = replica.servingHost();
+      route = replica.route();
     } catch {
-      return; // not under the leader lease yet: the next change or call brings us back
+      return; // the replica stopped: nothing to propose on
     }
+    // Not under the leader lease yet: the next change or call brings us back.
+    if (route.kind !== 'local') return;
+    const host = route.host;
     this.proposals.add(spool);
     host.setPlan(plan, this.epoch).then(
       () => {

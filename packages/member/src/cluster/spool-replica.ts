@@ -456,16 +456,6 @@ export class SpoolReplica implements StateMachine {
     return { kind: 'forward', member };
   }
 
-  /**
-   * The host when `route` is local; otherwise throws 503 unavailable with `notPrimary` (nothing
-   * was appended) and the leader hint, or plain 503 as `route`.
-   */
-  servingHost(): SpoolHost {
-    const route = this.route();
-    if (route.kind === 'local') return route.host;
-    throw notPrimary(this.name, route.member);
-  }
-
   /** The member believed to lead the group (null when none is known). */
   leaderId(): string | null {
     return this.nodeValue?.leaderId() ?? null;

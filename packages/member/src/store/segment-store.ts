@@ -166,7 +166,9 @@ export class SegmentStore implements ReplicaPayloadStore {
     const no = Math.floor(location / LOCATION_SPAN);
     const offset = location - no * LOCATION_SPAN;
     if (!this.segments.has(no)) throw new PayloadError(seq, `segment ${no} is gone`);
-    const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
+    // Its own buffer, not a slice of Node's shared pool: the cache keeps what it reads, and a
+    // pooled slice would keep an 8 KiB slab alive (the cache would copy it out again).
+    const record = Buffer.allocUnsafeSlow(RECORD_HEADER_BYTES + byteLength);
     let filled: number;
     try {
       filled = readFully(this.readFd(no), record, offset);
@@ -200,7 +202,9 @@ export class SegmentStore implements ReplicaPayloadStore {
     const no = Math.floor(location / LOCATION_SPAN);
     const offset = location - no * LOCATION_SPAN;
     if (!this.segments.has(no)) return `segment ${no} is gone`;
-    const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
+    // Its own buffer, not a slice of Node's shared pool: the cache keeps what it reads, and a
+    // pooled slice would keep an 8 KiB slab alive (the cache would copy it out again).
+    const record = Buffer.allocUnsafeSlow(RECORD_HEADER_BYTES + byteLength);
     let filled: number;
     try {
       filled = readFully(this.readFd(no), record, offset);

@@ -20,14 +20,17 @@ function fixture(serving: boolean) {
   const replica = {
     engine,
     isServing: () => serving,
-    servingHost: () => ({
-      setPlan: async (plan: Plan, version: number): Promise<void> => {
-        proposed.push({ plan, version });
-        if (failures > 0) {
-          failures--;
-          throw new Error('no leader lease');
-        }
-        engine.apply({ type: 'setPlan', plan, version }, T0);
+    route: () => ({
+      kind: 'local' as const,
+      host: {
+        setPlan: async (plan: Plan, version: number): Promise<void> => {
+          proposed.push({ plan, version });
+          if (failures > 0) {
+            failures--;
+            throw new Error('no leader lease');
+          }
+          engine.apply({ type: 'setPlan', plan, version }, T0);
+        },
       },
     }),
   };

@@ -209,27 +209,14 @@ function readPayloadChunk(r: ProtoReader, answer: PayloadChunks): void {
   answer.sums.push(sum);
 }
 
-/**
- * Values of a repeated varint field, one (`packed` false) or a packed run of them (proto3
- * writers pack by default), at most PAYLOAD_ITEMS_MAX in all.
- */
-function readPacked(r: ProtoReader, into: number[], packed: boolean): void {
-  const take = (): void => {
-    if (into.length === PAYLOAD_ITEMS_MAX) throw new WireError('too many missing indexes');
-    into.push(r.varint());
-  };
-  if (!packed) return take();
-  const outer = r.enter();
-  while (r.more()) take();
-  r.leave(outer);
-}
-
 function readPayloadChunks(r: ProtoReader): PayloadChunks {
   const answer: PayloadChunks = { chunks: [], sums: [], missing: [] };
   eachField(r, (tag) => {
     if (tag === tagOf(1, WIRE_LEN)) readPayloadChunk(r, answer);
-    else if (tag === tagOf(2, WIRE_VARINT)) readPacked(r, answer.missing, false);
-    else if (tag === tagOf(2, WIRE_LEN)) readPacked(r, answer.missing, true);
+    else if (tag === tagOf(2, WIRE_VARINT)) {
+      if (answer.missing.length >= PAYLOAD_ITEMS_MAX) throw new WireError('too many missing');
+      answer.missing.push(r.varint());
+    } else if (tag === tagOf(2, WIRE_LEN)) r.packedVarints(answer.missing, PAYLOAD_ITEMS_MAX);
     else return false;
     return true;
   });

@@ -66,16 +66,10 @@ export function decodeClientFrame(bytes: Uint8Array): ClientFrame {
     const tag = r.tag();
     if (tag === FRAME_CALLS * 8 + WIRE_LEN) calls.push(readCall(r));
     else if (tag === FRAME_CANCELS * 8 + WIRE_VARINT) cancels.push(r.varint());
-    else if (tag === FRAME_CANCELS * 8 + WIRE_LEN) readPackedIds(r, cancels);
+    else if (tag === FRAME_CANCELS * 8 + WIRE_LEN) r.packedVarints(cancels);
     else r.skip(tag & 7);
   }
   return { calls, cancels };
-}
-
-function readPackedIds(r: ProtoReader, into: number[]): void {
-  const outer = r.enter();
-  while (r.more()) into.push(r.varint());
-  r.leave(outer);
 }
 
 function readCall(r: ProtoReader): IdentifiedCall {

@@ -43,6 +43,19 @@ export class ProtoReader extends WireReader<Buffer> {
     return value;
   }
 
+  /**
+   * A packed run of varints (a repeated field as proto3 writers send it; its tag was just
+   * read), appended to `into`; throws WireError once `into` would hold more than `max`.
+   */
+  packedVarints(into: number[], max = Number.POSITIVE_INFINITY): void {
+    const outer = this.enter();
+    while (this.more()) {
+      if (into.length >= max) throw new WireError(`more than ${max} repeated values`);
+      into.push(this.varint());
+    }
+    this.leave(outer);
+  }
+
   string(): string {
     const length = this.lengthPrefix();
     const value = this.buf.toString('utf8', this.pos, this.pos + length);

@@ -17,6 +17,7 @@ import {
 import { WireError } from '../../src/member/proto-reader.js';
 import { ProtoWriter } from '../../src/member/proto-writer.js';
 import { memberProto, referenceDecode, referenceEncode } from '../member/proto-wire.js';
+import { plain } from '../plain.js';
 
 const AdminCallType = memberProto.lookupType('mq.member.AdminCall');
 const AdminAnswerType = memberProto.lookupType('mq.member.AdminAnswer');
@@ -41,15 +42,6 @@ const ANSWERS: { [O in AdminOp]: AdminAnswers[O] } = {
   payloads: { chunks: [new Uint8Array([9, 8]), null, new Uint8Array(0)], sums: [5, null, 0], missing: [1] },
 };
 
-/** Bytes as plain arrays (a decoded field is a Buffer, a sample a Uint8Array). */
-function plain(value: unknown): unknown {
-  if (value instanceof Uint8Array) return [...value];
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
-}
 
 function roundTrip<O extends AdminOp>(op: O): AdminAnswers[O] {
   return decodeAdminAnswer(op, encodeAdminAnswer(op, { answer: ANSWERS[op] }));
@@ -125,5 +117,22 @@ describe('admin steps', () => {
     odd.end(outcome);
     odd.end(propose);
     expect(() => decodeAdminAnswer('propose', odd.take())).toThrow(/unknown metadata outcome/);
+  });
+
+  it('bound the missing indexes of a payload answer, packed or one by one', () => {
+    const answerOf = (packed: boolean): Uint8Array => {
+      const w = new ProtoWriter();
+      const answer = w.begin(7);
+      const run = packed ? w.begin(2) : -1;
+      for (let i = 0; i <= PAYLOAD_ITEMS_MAX; i++) {
+        if (!packed) w.tag(2, 0);
+        w.varint(i);
+      }
+      if (packed) w.end(run);
+      w.end(answer);
+      return w.take();
+    };
+    expect(() => decodeAdminAnswer('payloads', answerOf(true))).toThrow(/more than 256/);
+    expect(() => decodeAdminAnswer('payloads', answerOf(false))).toThrow(/too many missing/);
   });
 });

@@ -6,16 +6,8 @@ import { WireError } from '../../src/member/proto-reader.js';
 import { NotPrimaryError, notPrimaryError } from '../../src/member/not-primary.js';
 import { ServerFrameType, referenceDecode, referenceEncode } from './proto-wire.js';
 import { ALL_BYTES, HANDLE, LEASE, T0_MS, sampleResults } from './samples.js';
+import { plain } from '../plain.js';
 
-/** Plain arrays for byte fields, so a Buffer view and a Uint8Array compare by content. */
-function plain(value: unknown): unknown {
-  if (value instanceof Uint8Array) return [...value];
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
-}
 
 function encodeResults(): Buffer {
   const w = new ProtoWriter(32);

@@ -5,6 +5,7 @@ import { WireError } from '../../src/member/proto-reader.js';
 import type { Call } from '../../src/member/calls.js';
 import { ClientFrameType, referenceDecode, referenceEncode } from './proto-wire.js';
 import { ALL_BYTES, DEDUP_KEY, LEASE, sampleCalls } from './samples.js';
+import { plain } from '../plain.js';
 
 function encode(entries: ReadonlyArray<readonly [number, Call]>, cancels: readonly number[] = []): Buffer {
   const w = new ProtoWriter(64);
@@ -13,15 +14,6 @@ function encode(entries: ReadonlyArray<readonly [number, Call]>, cancels: readon
   return w.take();
 }
 
-/** Plain arrays for byte fields, so a Buffer view and a Uint8Array compare by content. */
-function plain(value: unknown): unknown {
-  if (value instanceof Uint8Array) return [...value];
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
-}
 
 describe('call codec', () => {
   it('round-trips every operation, optional fields present and absent', () => {

@@ -631,16 +631,16 @@ export class RaftNode {
     );
   }
 
-  /**
-   * Takes the finished snapshot at the index where it began; entries applied since stay in the
-   * log (compaction stops at `index - retainEntries`). A restore cancels the work, so the index
-   * is newer than the latest snapshot (the core asserts it).
-   */
   /** The core's snapshotTaken with this node's retention bounds. */
   private snapshotTaken(index: number, data: SnapshotData): Snapshot {
     return this.core.snapshotTaken(index, data, this.opts.retainEntries, this.opts.retainBytes);
   }
 
+  /**
+   * Takes the finished snapshot at the index where it began; entries applied since stay in the
+   * log (compaction keeps at most `retainEntries` and `retainBytes` behind it). A restore
+   * cancels the work, so the index is newer than the latest snapshot (the core asserts it).
+   */
   private finishSnapshotWork(pending: SnapshotInProgress): void {
     const { index, sink } = pending;
     if (sink === null) {

@@ -107,7 +107,6 @@ const CALL_OVERHEAD_BYTES = 64;
 const ENTRY_OVERHEAD_BYTES = 48;
 const ITERATOR_CHUNK = 1024;
 
-/** What the engine shares with its group handles. */
 /**
  * Bytes of entries a group writes between two compactions of the log ranges its snapshots
  * dropped (see dropCovered). Each forced compaction flushes LevelDB's memtable, so it is not
@@ -132,6 +131,7 @@ class Compactor {
   }
 }
 
+/** What the engine shares with its group handles. */
 interface EngineContext {
   readonly db: Db;
   readonly compactor: Compactor;
