@@ -186,12 +186,12 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   }
 }
 
-/** The backlog a scenario asks for (0 MiB: none). Throws RangeError out of range. */
 interface BacklogSize {
   readonly mib: number;
   readonly payloadKiB: number;
 }
 
+/** The backlog a scenario asks for (0 MiB: none). Throws RangeError out of range. */
 function backlogSize(options: ScenarioOptions): BacklogSize {
   const mib = options.backlogMiB ?? 0;
   const payloadKiB = options.backlogPayloadKiB ?? BACKLOG_PAYLOAD_KIB_DEFAULT;
