@@ -146,6 +146,7 @@ export const enum MessageType {
   InstallSnapshot = 4,
   InstallSnapshotResponse = 5,
   TimeoutNow = 6,
+  RepairRequest = 7,
 }
 
 interface MessageBase {
@@ -166,6 +167,11 @@ export interface AppendEntries extends MessageBase {
    * is what the leader lease is measured from (Raft thesis 6.4.1). Opaque to followers.
    */
   readonly leaderTick: number;
+  /**
+   * Sent by a replica holding a damaged replica's lost log end, not by a leader (see
+   * RepairRequest): the receiver neither adopts the term nor takes the sender for a leader.
+   */
+  readonly repair?: boolean;
 }
 
 export interface AppendEntriesResponse extends MessageBase {
@@ -208,6 +214,8 @@ export interface InstallSnapshot extends MessageBase {
   readonly offset: number;
   readonly chunk: Uint8Array;
   readonly done: boolean;
+  /** A chunk of a repair, not from a leader (see AppendEntries `repair`). */
+  readonly repair?: boolean;
 }
 
 export interface InstallSnapshotResponse extends MessageBase {
@@ -223,6 +231,28 @@ export interface TimeoutNow extends MessageBase {
   readonly type: MessageType.TimeoutNow;
 }
 
+/**
+ * A damaged replica (RaftCore's `damage`) that hears from no leader asks its peers for the log it
+ * lost: only a replica whose log holds an entry of term `damageTerm` at `damageIndex` answers,
+ * with the entries after the asker's last one (a repair AppendEntries) or, when it no longer
+ * holds those, chunks of its snapshot (a repair InstallSnapshot). A replica that cannot answer
+ * a request straight from the asker passes it once to the members it knows. `term` is the
+ * sender's and changes nobody's.
+ */
+export interface RepairRequest extends MessageBase {
+  readonly type: MessageType.RepairRequest;
+  /** The damaged replica (a relayed request keeps it): answers go there. */
+  readonly origin: NodeId;
+  readonly damageIndex: number;
+  readonly damageTerm: number;
+  /** The end of the asker's log now: entries are sent from there on. */
+  readonly lastLogIndex: number;
+  readonly lastLogTerm: number;
+  /** The snapshot the asker is receiving (0: none) and the offset it needs next. */
+  readonly snapshotIndex: number;
+  readonly snapshotOffset: number;
+}
+
 export type Message =
   | AppendEntries
   | AppendEntriesResponse
@@ -230,7 +260,8 @@ export type Message =
   | RequestVoteResponse
   | InstallSnapshot
   | InstallSnapshotResponse
-  | TimeoutNow;
+  | TimeoutNow
+  | RepairRequest;
 
 /** What a group finds on disk at start. `entries` follow the snapshot (or index 1) contiguously. */
 export interface RestoredState {

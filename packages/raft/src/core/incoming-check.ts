@@ -16,6 +16,14 @@ export function refuseIncoming(core: RaftCore, message: Message): string | null 
   if (message.type === MessageType.InstallSnapshot) {
     if (message.meta.term > message.term) return 'snapshot term above the message term';
   }
+  if (message.type === MessageType.RepairRequest) {
+    if (message.origin === '') return 'repair request without an origin';
+    const { lastLogTerm, lastLogIndex, damageTerm, damageIndex } = message;
+    if (lastLogTerm > damageTerm || (lastLogTerm === damageTerm && lastLogIndex >= damageIndex)) {
+      // A damaged log ending in a later term covers its damage: the request is a lie.
+      return 'repair request from a log that covers its damage';
+    }
+  }
   return null;
 }
 

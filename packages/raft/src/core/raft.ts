@@ -20,6 +20,7 @@ import {
   type InstallSnapshotResponse,
   type Message,
   type NodeId,
+  type RepairRequest,
   type RequestVote,
   type RequestVoteResponse,
   type RestoredState,
@@ -42,6 +43,7 @@ import { EMPTY_CONFIG, Membership } from './membership.js';
 import { NEVER_TICK, Progress, type ProgressState } from './progress.js';
 import { quorumValue, tallyVotes } from './quorum.js';
 import type { Ready, SnapshotSend } from './ready.js';
+import { repairAnswer, repairRequest } from './repair.js';
 import { SnapshotReceiver } from './snapshot-receiver.js';
 
 export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
@@ -75,6 +77,10 @@ export interface ProgressView {
 type CampaignKind = 'pre' | 'real' | 'transfer';
 
 const NO_ENTRIES: readonly Entry[] = [];
+/** Bound on `peersHeard`: a group has a handful of members; the bound only caps memory. */
+const PEERS_HEARD_MAX = 64;
+/** Election timeouts a damaged replica waits on its snapshot's sender before asking everyone. */
+const REPAIR_STALLS_MAX = 3;
 
 export class RaftCore {
   readonly id: NodeId;
@@ -129,12 +135,23 @@ export class RaftCore {
    * `damage` (the old log's end, or an upper bound of it). Every vote it gives is one plain Raft
    * would give with the old log, so the proof of Leader Completeness (Raft 5.4.3) holds. It
    * never campaigns meanwhile (as leader it could overwrite what it lost on its followers). It
-   * catches up from the leader like any follower; the damage ends once its log is at least as
+   * catches up from the leader like any follower, or, while no leader is heard, from a peer
+   * whose log holds its lost end (repair.ts); the damage ends once its log is at least as
    * up-to-date as `damage` (see `noteCaughtUp`). Durable in the hard state until then, so a
    * restart during the repair resumes it. The core of protocol-aware recovery (Alagappan et
    * al., FAST 2018): a corrupt copy is repaired from peers instead of being trusted or fatal.
    */
   private damage: StorageDamage | null;
+  /**
+   * Peers this replica heard from (at most PEERS_HEARD_MAX): a damaged replica whose log lost
+   * the configuration asks them, too, for its log (see repair.ts).
+   */
+  private readonly peersHeard = new Set<NodeId>();
+  /** A damaged replica's snapshot being received from `repairFrom` (see repair.ts). */
+  private repairReceiver: SnapshotReceiver | null = null;
+  private repairFrom: NodeId | null = null;
+  /** Election timeouts in a row in which `repairFrom` sent nothing. */
+  private repairStalls = 0;
 
   private readonly progress = new Map<NodeId, Progress>();
   private readonly votes = new Map<NodeId, boolean>();
@@ -221,6 +238,20 @@ export class RaftCore {
   /** Processes a message addressed to this replica (any term; stale ones are handled). */
   step(m: Message): void {
     assert(m.to === this.id, `message for ${m.to} stepped into ${this.id}`);
+    if (this.peersHeard.size < PEERS_HEARD_MAX) this.peersHeard.add(m.from);
+    // Repair traffic is not a leader's and not a candidate's: no term moves for it.
+    if (m.type === MessageType.RepairRequest) {
+      this.answerRepair(m);
+      return;
+    }
+    if (m.type === MessageType.AppendEntries && m.repair === true) {
+      this.takeRepairEntries(m);
+      return;
+    }
+    if (m.type === MessageType.InstallSnapshot && m.repair === true) {
+      this.takeRepairChunk(m);
+      return;
+    }
     if (m.term > this.termValue) {
       if (!this.onHigherTerm(m)) return;
     } else if (m.term < this.termValue) {
@@ -666,9 +697,14 @@ export class RaftCore {
 
   private readonly tickElection = (): void => {
     this.electionElapsed += 1;
-    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTicks) {
+    if (this.electionElapsed < this.randomizedElectionTicks) return;
+    if (this.promotable()) {
       this.electionElapsed = 0;
       this.campaign(this.cfg.preVote ? 'pre' : 'real');
+    } else if (this.damage !== null) {
+      // No leader for an election timeout, and this replica may not campaign: ask for its log.
+      this.electionElapsed = 0;
+      this.tickRepair();
     }
   };
 
@@ -900,14 +936,22 @@ export class RaftCore {
    * in it up to what the leader told us.
    */
   private noteCaughtUp(leaderCommit: number): void {
-    const damage = this.damage;
-    if (damage !== null && covers(this.log.lastTerm(), this.log.lastIndex(), damage)) {
-      this.damage = null;
-    }
+    this.endDamageIfCovered();
     if (!this.rebuilding) return;
     if (this.log.lastTerm() === this.termValue && this.log.lastIndex() >= leaderCommit) {
       this.rebuilding = false;
     }
+  }
+
+  private endDamageIfCovered(): boolean {
+    const damage = this.damage;
+    if (damage === null || !covers(this.log.lastTerm(), this.log.lastIndex(), damage)) {
+      return false;
+    }
+    this.damage = null;
+    this.repairReceiver = null;
+    this.repairFrom = null;
+    return true;
   }
 
   private rejectAppend(m: AppendEntries): void {
@@ -1273,6 +1317,108 @@ export class RaftCore {
     // An answer naming the offset we last sent is a duplicate: the stall timer covers loss.
     if (m.nextOffset === pr.snapshotOffset) return;
     this.sendSnapshotChunk(m.from, pr, m.nextOffset);
+  }
+
+  // ---------------------------------------------------------------- repair without a leader
+
+  /** Answers a damaged replica's request for its log, or passes it on once (see repair.ts). */
+  private answerRepair(m: RepairRequest): void {
+    if (m.origin === this.id) return;
+    const answer = repairAnswer(
+      {
+        id: this.id,
+        term: this.termValue,
+        log: this.log,
+        snapshot: this.snapshotValue,
+        appendBytesMax: this.cfg.appendBytesMax,
+        snapshotChunkBytes: this.cfg.snapshotChunkBytes,
+      },
+      m,
+    );
+    if (answer.kind === 'entries') this.msgs.push(answer.message);
+    else if (answer.kind === 'snapshot') this.snapshotSends.push(answer.send);
+    else if (answer.kind === 'relay' && m.from === m.origin) {
+      for (const to of this.members()) {
+        if (to !== this.id && to !== m.origin) this.msgs.push({ ...m, from: this.id, to });
+      }
+    }
+  }
+
+  /** An election timeout without a leader while damaged: ask the peers (see repair.ts). */
+  private tickRepair(): void {
+    if (this.repairFrom !== null && this.repairStalls < REPAIR_STALLS_MAX) {
+      this.repairStalls += 1;
+      this.askRepair(this.repairFrom);
+      return;
+    }
+    this.repairReceiver = null;
+    this.repairFrom = null;
+    this.repairStalls = 0;
+    const targets = new Set([...this.members(), ...this.peersHeard]);
+    targets.delete(this.id);
+    for (const to of targets) this.askRepair(to);
+  }
+
+  private askRepair(to: NodeId): void {
+    const receiving = this.repairReceiver;
+    const snapshot =
+      receiving === null ? null : { index: receiving.meta.index, offset: receiving.received() };
+    const request = repairRequest(this.id, to, this.termValue, this.damage!, this.log, snapshot);
+    this.msgs.push(request);
+  }
+
+  /**
+   * Entries from a replica holding the damaged end. Taken only where they extend this log:
+   * every entry held already must be the one offered (see repair.ts).
+   */
+  private takeRepairEntries(m: AppendEntries): void {
+    const damage = this.damage;
+    const last = m.entries[m.entries.length - 1];
+    if (damage === null || last === undefined || last.index > damage.lastIndex) return;
+    if (!this.log.matchTerm(m.prevLogIndex, m.prevLogTerm)) return;
+    for (const entry of m.entries) {
+      const held = this.log.term(entry.index);
+      if (held === undefined) break;
+      if (held !== entry.term) return;
+    }
+    const appendedFrom = this.log.appendAfter(m.prevLogIndex, m.entries);
+    if (appendedFrom > 0) this.membership.onAppend(m.entries, appendedFrom);
+    this.afterRepair(m.from);
+  }
+
+  /** A snapshot chunk from a replica holding the damaged end, taken in offset order. */
+  private takeRepairChunk(m: InstallSnapshot): void {
+    const damage = this.damage;
+    const meta = m.meta;
+    if (damage === null || meta.index > damage.lastIndex || meta.index <= this.log.lastIndex()) {
+      return;
+    }
+    if (this.snapshotUnderWay()) return;
+    let receiver = this.repairReceiver;
+    if (receiver === null || !receiver.isFor(meta) || this.repairFrom !== m.from) {
+      if (m.offset !== 0) return;
+      receiver = new SnapshotReceiver(meta);
+      this.repairReceiver = receiver;
+      this.repairFrom = m.from;
+    }
+    if (!receiver.accept(m.offset, m.chunk)) return;
+    this.repairStalls = 0;
+    if (!m.done) {
+      this.askRepair(m.from);
+      return;
+    }
+    const chunks = receiver.take();
+    this.repairReceiver = null;
+    this.installSnapshot(snapshotOf(meta, chunks));
+    this.afterRepair(m.from);
+  }
+
+  /** Ends the damage once the log covers it; otherwise asks `source` for what follows. */
+  private afterRepair(source: NodeId): void {
+    if (this.endDamageIfCovered()) return;
+    this.repairFrom = source;
+    this.repairStalls = 0;
+    this.askRepair(source);
   }
 
   // ---------------------------------------------------------------- outbox

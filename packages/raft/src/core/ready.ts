@@ -33,6 +33,8 @@ export interface SnapshotSend {
   readonly end: number;
   readonly done: boolean;
   readonly data: SnapshotData;
+  /** A chunk of a repair, not of a leader's snapshot (see RepairRequest). */
+  readonly repair?: boolean;
 }
 
 export interface Ready {
@@ -61,14 +63,17 @@ export function mustPersist(ready: Ready): boolean {
 
 /** The InstallSnapshot messages of `sends`, each chunk read from its snapshot's data. */
 export function snapshotMessages(sends: readonly SnapshotSend[]): InstallSnapshot[] {
-  return sends.map((send) => ({
-    type: MessageType.InstallSnapshot,
-    from: send.from,
-    to: send.to,
-    term: send.term,
-    meta: send.meta,
-    offset: send.offset,
-    chunk: send.data.slice(send.offset, send.end),
-    done: send.done,
-  }));
+  return sends.map((send) => {
+    const message: InstallSnapshot = {
+      type: MessageType.InstallSnapshot,
+      from: send.from,
+      to: send.to,
+      term: send.term,
+      meta: send.meta,
+      offset: send.offset,
+      chunk: send.data.slice(send.offset, send.end),
+      done: send.done,
+    };
+    return send.repair === true ? { ...message, repair: true } : message;
+  });
 }

@@ -28,6 +28,7 @@ const BODY_REQUEST_VOTE_RESPONSE = 7;
 const BODY_INSTALL_SNAPSHOT = 8;
 const BODY_INSTALL_SNAPSHOT_RESPONSE = 9;
 const BODY_TIMEOUT_NOW = 10;
+const BODY_REPAIR_REQUEST = 11;
 
 const EMPTY_BYTES: Uint8Array = new Uint8Array(0);
 
@@ -87,7 +88,7 @@ function readMessage(reader: FrameReader): Message {
     if (tag === ((1 << 3) | WIRE_LEN)) from = reader.string();
     else if (tag === ((2 << 3) | WIRE_LEN)) to = reader.string();
     else if (tag === ((3 << 3) | WIRE_VARINT)) term = reader.term();
-    else if (field >= BODY_APPEND_ENTRIES && field <= BODY_TIMEOUT_NOW) {
+    else if (field >= BODY_APPEND_ENTRIES && field <= BODY_REPAIR_REQUEST) {
       reader.expect(tag, WIRE_LEN);
       // Oneof: the last body on the wire wins.
       const length = reader.lengthPrefix();
@@ -125,6 +126,8 @@ function readBody(
       return readInstallSnapshotResponse(reader, from, to, term);
     case BODY_TIMEOUT_NOW:
       return { type: MessageType.TimeoutNow, from, to, term };
+    case BODY_REPAIR_REQUEST:
+      return readRepairRequest(reader, from, to, term);
     default:
       throw new Error('raft codec: message without a known body');
   }
@@ -141,6 +144,7 @@ function readAppendEntries(
   const entries: Entry[] = [];
   let leaderCommit = 0;
   let leaderTick = 0;
+  let repair = false;
   while (reader.more()) {
     const tag = reader.varint();
     if (tag === ((1 << 3) | WIRE_VARINT)) prevLogIndex = reader.varint();
@@ -151,10 +155,23 @@ function readAppendEntries(
       reader.leave(outer);
     } else if (tag === ((4 << 3) | WIRE_VARINT)) leaderCommit = reader.varint();
     else if (tag === ((5 << 3) | WIRE_VARINT)) leaderTick = reader.varint();
-    else reader.skipUnknown(tag, 5);
+    else if (tag === ((6 << 3) | WIRE_VARINT)) repair = reader.varint() !== 0;
+    else reader.skipUnknown(tag, 6);
   }
-  const type = MessageType.AppendEntries;
-  return { type, from, to, term, prevLogIndex, prevLogTerm, entries, leaderCommit, leaderTick };
+  const type = MessageType.AppendEntries as const;
+  const message = {
+    type,
+    from,
+    to,
+    term,
+    prevLogIndex,
+    prevLogTerm,
+    entries,
+    leaderCommit,
+    leaderTick,
+  };
+  // Rare (a repair): a copy then, so a leader's message keeps one shape.
+  return repair ? { ...message, repair } : message;
 }
 
 function readEntry(reader: FrameReader): Entry {
@@ -246,6 +263,7 @@ function readInstallSnapshot(
   let offset = 0;
   let chunk = EMPTY_BYTES;
   let done = false;
+  let repair = false;
   while (reader.more()) {
     const tag = reader.varint();
     if (tag === ((1 << 3) | WIRE_LEN)) {
@@ -255,9 +273,12 @@ function readInstallSnapshot(
     } else if (tag === ((2 << 3) | WIRE_VARINT)) offset = reader.varint();
     else if (tag === ((3 << 3) | WIRE_LEN)) chunk = reader.bytesView();
     else if (tag === ((4 << 3) | WIRE_VARINT)) done = reader.varint() !== 0;
-    else reader.skipUnknown(tag, 4);
+    else if (tag === ((5 << 3) | WIRE_VARINT)) repair = reader.varint() !== 0;
+    else reader.skipUnknown(tag, 5);
   }
-  return { type: MessageType.InstallSnapshot, from, to, term, meta, offset, chunk, done };
+  const type = MessageType.InstallSnapshot as const;
+  const message = { type, from, to, term, meta, offset, chunk, done };
+  return repair ? { ...message, repair } : message;
 }
 
 function readSnapshotMeta(reader: FrameReader): SnapshotMeta {
@@ -309,6 +330,35 @@ function readInstallSnapshotResponse(
   }
   const type = MessageType.InstallSnapshotResponse;
   return { type, from, to, term, snapshotIndex, nextOffset, done, success };
+}
+
+function readRepairRequest(reader: FrameReader, from: NodeId, to: NodeId, term: number): Message {
+  let origin = '';
+  const numbers = [0, 0, 0, 0, 0, 0];
+  while (reader.more()) {
+    const tag = reader.varint();
+    const field = tag >>> 3;
+    if (tag === ((1 << 3) | WIRE_LEN)) origin = reader.string();
+    else if (field >= 2 && field <= 7 && (tag & 7) === WIRE_VARINT) {
+      // Terms go through the term bound, like every other term on the wire.
+      numbers[field - 2] = field === 3 || field === 5 ? reader.term() : reader.varint();
+    } else reader.skipUnknown(tag, 7);
+  }
+  const [damageIndex, damageTerm, lastLogIndex, lastLogTerm, snapshotIndex, snapshotOffset] =
+    numbers as [number, number, number, number, number, number];
+  return {
+    type: MessageType.RepairRequest,
+    from,
+    to,
+    term,
+    origin,
+    damageIndex,
+    damageTerm,
+    lastLogIndex,
+    lastLogTerm,
+    snapshotIndex,
+    snapshotOffset,
+  };
 }
 
 /** A cursor over one buffer; nested messages are entered by narrowing `limit`. */

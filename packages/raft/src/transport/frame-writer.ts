@@ -86,6 +86,7 @@ function sizeBody(message: Message, sizes: number[]): number {
       size = uintField(message.prevLogIndex) + uintField(message.prevLogTerm);
       for (const entry of message.entries) size += lenField(3, sizeEntry(entry, sizes));
       size += uintField(message.leaderCommit) + uintField(message.leaderTick);
+      size += boolField(message.repair === true);
       break;
     case MessageType.AppendEntriesResponse:
       size =
@@ -107,12 +108,19 @@ function sizeBody(message: Message, sizes: number[]): number {
     case MessageType.InstallSnapshot:
       size = lenField(1, sizeMeta(message.meta, sizes)) + uintField(message.offset);
       size += bytesField(message.chunk) + boolField(message.done);
+      size += boolField(message.repair === true);
       break;
     case MessageType.InstallSnapshotResponse:
       size = uintField(message.snapshotIndex) + uintField(message.nextOffset);
       size += boolField(message.done) + boolField(message.success);
       break;
     case MessageType.TimeoutNow:
+      break;
+    case MessageType.RepairRequest:
+      size = stringField(message.origin) + uintField(message.damageIndex);
+      size += uintField(message.damageTerm) + uintField(message.lastLogIndex);
+      size += uintField(message.lastLogTerm) + uintField(message.snapshotIndex);
+      size += uintField(message.snapshotOffset);
       break;
   }
   sizes[slot] = size;
@@ -212,7 +220,7 @@ function writeMessage(w: Writer, message: Message): void {
   writeBody(w, message);
 }
 
-/** Body field numbers: append_entries 4 ... timeout_now 10, in MessageType order. */
+/** Body field numbers: append_entries 4 ... repair_request 11, in MessageType order. */
 function writeBody(w: Writer, message: Message): void {
   w.nested(4 + message.type);
   switch (message.type) {
@@ -222,6 +230,7 @@ function writeBody(w: Writer, message: Message): void {
       for (const entry of message.entries) writeEntry(w, entry);
       w.uint(4, message.leaderCommit);
       w.uint(5, message.leaderTick);
+      w.bool(6, message.repair === true);
       return;
     case MessageType.AppendEntriesResponse:
       w.bool(1, message.success);
@@ -245,6 +254,7 @@ function writeBody(w: Writer, message: Message): void {
       w.uint(2, message.offset);
       w.bytes(3, message.chunk);
       w.bool(4, message.done);
+      w.bool(5, message.repair === true);
       return;
     case MessageType.InstallSnapshotResponse:
       w.uint(1, message.snapshotIndex);
@@ -253,6 +263,15 @@ function writeBody(w: Writer, message: Message): void {
       w.bool(4, message.success);
       return;
     case MessageType.TimeoutNow:
+      return;
+    case MessageType.RepairRequest:
+      w.string(1, message.origin);
+      w.uint(2, message.damageIndex);
+      w.uint(3, message.damageTerm);
+      w.uint(4, message.lastLogIndex);
+      w.uint(5, message.lastLogTerm);
+      w.uint(6, message.snapshotIndex);
+      w.uint(7, message.snapshotOffset);
       return;
   }
 }

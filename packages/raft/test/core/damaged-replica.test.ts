@@ -6,7 +6,8 @@
 // durably) once it holds again what it had acknowledged, or has caught up with a newer leader.
 
 import { describe, expect, it } from 'vitest';
-import type { StorageDamage } from '../../src/types.js';
+import { ConfChangeType } from '../../src/core/conf-change.js';
+import { MessageType, type StorageDamage } from '../../src/types.js';
 import { Harness, commitWithoutN3 } from './harness.js';
 
 const VOTERS = ['n1', 'n2', 'n3'];
@@ -119,5 +120,87 @@ describe('a replica that lost entries to bad bytes', () => {
     h.crash('n2');
     h.restart('n2');
     expect(h.core('n2').storageDamage()).toEqual(damage);
+  });
+
+  describe('with no leader electable without it (simulation seed 696573)', () => {
+    /**
+     * Voters n1-n3 and learner n4; 'x' is committed by n1, n2 and held by n4, never by n3.
+     * Then n1 is gone for good and n2 loses 'x' to bad bytes: n3 cannot win without n2's vote
+     * (n2 must refuse it: n3 lacks 'x'), and n2 may not campaign; only n4 holds 'x' still.
+     */
+    function learnerHoldsTheOnlyCopy(): { h: Harness; index: number } {
+      const h = new Harness(['n1', 'n2', 'n3'], { spares: ['n4'] });
+      h.elect('n1');
+      h.tickAll(1);
+      const add = h.core('n1').proposeConfChange({ type: ConfChangeType.AddLearner, node: 'n4' });
+      if (!add.ok) throw new Error('n1 refused the learner');
+      h.stabilize();
+      h.tickAll(1);
+      h.cutLink('n1', 'n3');
+      const proposed = h.propose('n1', 'x');
+      if (!proposed.ok) throw new Error('n1 refused the proposal');
+      h.stabilize();
+      expect(h.core('n4').termAt(proposed.index)).toBe(h.core('n1').termAt(proposed.index));
+      expect(h.core('n3').lastIndex()).toBeLessThan(proposed.index);
+      h.crash('n1');
+      h.heal();
+      return { h, index: proposed.index };
+    }
+
+    it('takes its lost tail from the learner, then leads with it', () => {
+      const { h, index } = learnerHoldsTheOnlyCopy();
+      corrupt(h, 'n2', index);
+      const alive = ['n2', 'n3', 'n4'];
+      for (let i = 0; i < 500 && h.leaders().length === 0; i += 1) h.tickSome(alive, 1);
+      expect(h.leaders()).toEqual(['n2']);
+      const repairs = h.delivered.filter(
+        (m) => m.type === MessageType.AppendEntries && m.repair === true && m.from === 'n4',
+      );
+      expect(repairs.length).toBeGreaterThan(0);
+      h.tickSome(alive, 5);
+      for (const id of alive) expect(h.appliedTexts(id)).toContain('x');
+      expect(h.core('n2').storageDamage()).toBeNull();
+      expect(h.disks.get('n2')!.hardState.damage ?? null).toBeNull();
+    });
+
+    it('lost its snapshot and log too: learns of the learner through a peer, takes its snapshot', () => {
+      const { h, index } = learnerHoldsTheOnlyCopy();
+      h.snapshot('n4');
+      h.crash('n2');
+      const disk = h.disks.get('n2')!;
+      const last = disk.entries[disk.entries.length - 1]!;
+      expect(last.index).toBe(index);
+      disk.snapshot = null;
+      disk.entries = [];
+      disk.hardState = { ...disk.hardState, commit: 0, damage: { lastIndex: index, lastTerm: last.term } };
+      h.restart('n2');
+      // n2's log no longer names anyone: it hears of n3 from n3's campaigns, and n3 passes its
+      // request on to n4, whose log holds the damaged end and whose snapshot covers it.
+      const alive = ['n2', 'n3', 'n4'];
+      for (let i = 0; i < 500 && h.leaders().length === 0; i += 1) h.tickSome(alive, 1);
+      expect(h.leaders()).toEqual(['n2']);
+      const relayed = h.delivered.filter(
+        (m) => m.type === MessageType.RepairRequest && m.from === 'n3' && m.to === 'n4',
+      );
+      expect(relayed.length).toBeGreaterThan(0);
+      const chunks = h.delivered.filter(
+        (m) => m.type === MessageType.InstallSnapshot && m.repair === true && m.from === 'n4',
+      );
+      expect(chunks.length).toBeGreaterThan(0);
+      h.tickSome(alive, 5);
+      for (const id of alive) expect(h.appliedTexts(id)).toContain('x');
+    });
+
+    it('takes nothing from a replica whose log lacks the damaged end', () => {
+      const { h, index } = learnerHoldsTheOnlyCopy();
+      corrupt(h, 'n2', index);
+      h.crash('n4');
+      h.tickSome(['n2', 'n3'], 20 * h.electionTicks('n2'));
+      expect(h.leaders()).toEqual([]);
+      expect(h.core('n2').storageDamage()).not.toBeNull();
+      expect(h.core('n2').lastIndex()).toBeLessThan(index);
+      const asked = h.delivered.filter((m) => m.type === MessageType.RepairRequest && m.to === 'n3');
+      expect(asked.length).toBeGreaterThan(0);
+    });
   });
 });

@@ -373,4 +373,32 @@ describe('messages from a broken or hostile peer', () => {
     await leader.propose(set('k', 'after'));
     await waitFor(() => cluster!.member(follower).store.map.get('k') === 'after');
   });
+
+  it('drops a repair request without an origin or from a log that covers its damage', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const follower = ids.find((id) => id !== leader.id)!;
+    const node = cluster.node(follower);
+    const rejections: string[] = [];
+    node.on('rejected', (rejection) => rejections.push(rejection.reason));
+    const request = {
+      type: MessageType.RepairRequest,
+      from: leader.id,
+      to: follower,
+      term: node.status().term,
+      origin: leader.id,
+      damageIndex: 9,
+      damageTerm: 2,
+      lastLogIndex: 4,
+      lastLogTerm: 1,
+      snapshotIndex: 0,
+      snapshotOffset: 0,
+    } as const;
+    node.receive({ ...request, origin: '' });
+    node.receive({ ...request, lastLogTerm: 3 });
+    expect(rejections).toEqual([
+      'repair request without an origin',
+      'repair request from a log that covers its damage',
+    ]);
+  });
 });

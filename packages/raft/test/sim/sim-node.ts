@@ -7,7 +7,14 @@
 import type { RaftConfig } from '../../src/core/config.js';
 import { RaftCore } from '../../src/core/raft.js';
 import { mustPersist, type Ready, snapshotMessages } from '../../src/core/ready.js';
-import { ChunkedSnapshotData, type Entry, type NodeId, type RestoredState } from '../../src/types.js';
+import {
+  ChunkedSnapshotData,
+  MessageType,
+  type Entry,
+  type Message,
+  type NodeId,
+  type RestoredState,
+} from '../../src/types.js';
 import type { Checker } from './checker.js';
 import type { EventQueue } from './event-queue.js';
 import { HashStateMachine } from './hash-state-machine.js';
@@ -49,6 +56,8 @@ export class SimNode {
   private lastSnapshotIndex = 0;
   snapshotsTaken = 0;
   snapshotsRestored = 0;
+  /** Damage ended by a repair from a peer, not by a leader (see src/core/repair.ts). */
+  repairedWithoutLeader = 0;
   /** A stalled replica (event loop blocked) handles nothing until it resumes. */
   private stalled = false;
   private missedTicks = 0;
@@ -132,14 +141,20 @@ export class SimNode {
     for (const run of deferred) run();
   }
 
-  deliver(m: import('../../src/types.js').Message): void {
+  deliver(m: Message): void {
     const core = this.core;
     if (core === null) return;
     if (this.stalled) {
       this.deferred.push(() => this.deliver(m));
       return;
     }
+    const damaged = core.storageDamage() !== null;
     core.step(m);
+    const repair = m.type === MessageType.AppendEntries || m.type === MessageType.InstallSnapshot;
+    if (damaged && repair && m.repair === true && core.storageDamage() === null) {
+      this.repairedWithoutLeader += 1;
+      this.host.trace(`${this.id} repaired by ${m.from} without a leader`);
+    }
     this.process();
   }
 

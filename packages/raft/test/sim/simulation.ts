@@ -42,6 +42,7 @@ export interface SimResult {
   readonly transfers: number;
   readonly snapshotsTaken: number;
   readonly snapshotsRestored: number;
+  readonly repairedWithoutLeader: number;
   readonly messages: number;
   readonly leaseChecks: number;
 }
@@ -151,9 +152,11 @@ export class Simulation implements SimHost {
     }
     let snapshotsTaken = 0;
     let snapshotsRestored = 0;
+    let repairedWithoutLeader = 0;
     for (const node of this.nodes.values()) {
       snapshotsTaken += node.snapshotsTaken;
       snapshotsRestored += node.snapshotsRestored;
+      repairedWithoutLeader += node.repairedWithoutLeader;
     }
     return {
       seed: this.options.seed,
@@ -168,6 +171,7 @@ export class Simulation implements SimHost {
       transfers: this.transfers,
       snapshotsTaken,
       snapshotsRestored,
+      repairedWithoutLeader,
       messages: this.network.sent,
       leaseChecks: this.checker.leaseChecks,
     };

@@ -22,7 +22,7 @@ describe('frame writer', () => {
     const [batch] = viaProto(writeFrame([{ group: 'spool:w', messages }]));
     expect(batch!.group).toBe('spool:w');
     const decoded = batch!.messages;
-    const bodyNames = ['appendEntries', 'appendEntriesResponse', 'requestVote', 'requestVoteResponse', 'installSnapshot', 'installSnapshotResponse', 'timeoutNow'];
+    const bodyNames = ['appendEntries', 'appendEntriesResponse', 'requestVote', 'requestVoteResponse', 'installSnapshot', 'installSnapshotResponse', 'timeoutNow', 'repairRequest'];
     expect(decoded.map((m) => m.body)).toEqual(messages.map((m) => bodyNames[m.type]));
     expect(decoded.map((m) => [m.from, m.to, m.term])).toEqual(messages.map((m) => [m.from, m.to, m.term]));
     const first = messages[0]!;
@@ -41,6 +41,23 @@ describe('frame writer', () => {
       offset: snapshot.offset,
       chunk: [...snapshot.chunk],
       done: snapshot.done,
+      repair: false,
+    });
+    for (const [i, message] of messages.entries()) {
+      if (message.type !== MessageType.AppendEntries && message.type !== MessageType.InstallSnapshot) continue;
+      const body = (decoded[i]!.appendEntries ?? decoded[i]!.installSnapshot) as ProtoObject;
+      expect(body.repair).toBe(message.repair === true);
+    }
+    const request = messages.find((m) => m.type === MessageType.RepairRequest)!;
+    if (request.type !== MessageType.RepairRequest) throw new Error('expected RepairRequest');
+    expect(decoded[messages.indexOf(request)]!.repairRequest).toEqual({
+      origin: request.origin,
+      damageIndex: request.damageIndex,
+      damageTerm: request.damageTerm,
+      lastLogIndex: request.lastLogIndex,
+      lastLogTerm: request.lastLogTerm,
+      snapshotIndex: request.snapshotIndex,
+      snapshotOffset: request.snapshotOffset,
     });
   });
 

@@ -9,7 +9,7 @@ describe('message codec', () => {
   it('round-trips every message variant', () => {
     const messages = sampleMessages();
     const types = new Set(messages.map((m) => m.type));
-    expect(types.size).toBe(7);
+    expect(types.size).toBe(8);
     const [batch] = decodeFrame(encodeFrame([{ group: 'spool:a', messages }]));
     expect(batch!.group).toBe('spool:a');
     expect(batch!.messages.map(plain)).toEqual(messages.map(plain));
