@@ -8,6 +8,7 @@ import { clusterCertFlags } from '../../cluster-certs.mjs';
 import { killAndWait, spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
+import { ProxyMesh } from '../../../packages/testkit/dist/chaos/proxy-mesh.js';
 
 const CLI_MAIN = fileURLToPath(new URL('../../../packages/cli/dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
@@ -97,7 +98,10 @@ export function mqServeTarget(options = {}) {
  * Three members (`mq member`, gRPC on free loopback ports) and a standalone `mq gateway`.
  * restart(signal) stops all three members with `signal` (the gateway stays) and starts them
  * again on their data; it resolves once every member listens and the gateway's /readyz is 200.
- * @param {{cpuProfDir?: string, insecureCluster?: boolean, plan?: object}} options
+ * With `options.proxyDelayMs` the members reach one another through the chaos harness's TCP
+ * proxies (packages/testkit ProxyMesh), which deliver each chunk that many ms late (0: no delay,
+ * the proxies' own cost only), as in a chaos run; the gateway dials the members directly.
+ * @param {{cpuProfDir?: string, insecureCluster?: boolean, plan?: object, proxyDelayMs?: number}} options
  */
 export function mqClusterTarget(options = {}) {
   const members = [];
@@ -105,6 +109,9 @@ export function mqClusterTarget(options = {}) {
   let dir;
   let spawnMember;
   let gatewayPort;
+  let adminPorts;
+  let token;
+  let mesh;
   return {
     name: 'mq-cluster',
     family: 'mq',
@@ -114,14 +121,20 @@ export function mqClusterTarget(options = {}) {
       const ids = ['n1', 'n2', 'n3'];
       const ports = await freePorts(6);
       const grpcPorts = ports.slice(0, 3);
-      const adminPorts = ports.slice(3);
-      const token = benchAdminToken();
+      adminPorts = ports.slice(3);
+      token = benchAdminToken();
       const peers = ids.map((id, i) => `${id}=127.0.0.1:${grpcPorts[i]}`).join(',');
       const certs = await clusterCertFlags(`${dir}/certs`, ids, ['gateway']);
       const tls = (name) => (options.insecureCluster ? ['--insecure-cluster'] : certs.get(name));
+      let peersOf = () => peers;
+      if (options.proxyDelayMs !== undefined) {
+        mesh = await ProxyMesh.start(ids.map((id, i) => ({ id, address: `127.0.0.1:${grpcPorts[i]}` })));
+        if (options.proxyDelayMs > 0) mesh.delay(options.proxyDelayMs);
+        peersOf = (id) => Object.entries(mesh.peersFor(id)).map(([peer, address]) => `${peer}=${address}`).join(',');
+      }
       spawnMember = (id, i) =>
         spawnMq(
-          ['member', ...tls(id), '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
+          ['member', ...tls(id), '--id', id, '--peers', peersOf(id), '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
           [...COLOCATED_NODE_FLAGS, ...profArgs(options)],
           { MQ_ADMIN_TOKEN: token },
         );
@@ -140,6 +153,24 @@ export function mqClusterTarget(options = {}) {
       await waitForHttp200(gatewayPort, '/readyz', START_TIMEOUT_MS);
       return null;
     },
+    /**
+     * SIGKILLs member `id`, deletes its data directory (as a lost disk) and starts it again on
+     * an empty one; resolves once it listens. The others and the gateway keep running.
+     */
+    async wipe(id) {
+      const i = members.findIndex((m) => m.id === id);
+      if (i < 0) throw new Error(`no member ${id}`);
+      const m = members[i];
+      await killAndWait(m.child, 'SIGKILL');
+      removeDir(`${dir}/${id}`);
+      m.child = spawnMember(id, i);
+      m.port = await listeningPort(m.child);
+    },
+    /**
+     * By member id, its /metrics: the open one on `port`, and the one with its Raft groups and
+     * spool replicas on `adminPort`, behind `token`.
+     */
+    memberPorts: () => new Map(members.map((m, i) => [m.id, { port: m.port, adminPort: adminPorts[i], token }])),
     processes: () => [...members.map((m) => ({ role: m.id, pid: m.child.pid })), { role: 'gateway', pid: gateway.pid }],
     async metrics() {
       const out = {};
@@ -150,6 +181,8 @@ export function mqClusterTarget(options = {}) {
       await Promise.all([gateway, ...members.map((m) => m.child)].filter(Boolean).map((c) => stopChild(c)));
       members.length = 0;
       gateway = undefined;
+      await mesh?.close();
+      mesh = undefined;
       if (dir !== undefined) removeDir(dir);
       dir = undefined;
     },
