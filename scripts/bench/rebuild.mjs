@@ -13,13 +13,23 @@
 //   fetch MiB/s      fetched MiB / fetch s
 //   lag              per member, the event-loop lag histogram (mq_process_event_loop_lag_seconds,
 //                    a probe every 20 ms) over the rebuild: probes later than 50 ms and the
-//                    bucket of the latest one (its upper bound)
+//                    bucket of the latest one (its upper bound); and the same of its GC pauses
+//                    (mq_process_gc_pause_seconds), which stall the loop as well
 //   elections        spool term increases seen on the members that were not wiped
 // With --proxy-delay-ms D the members reach one another through the chaos harness's TCP proxies
 // (in this process), which hold each chunk D ms each way, as a chaos run's `delay` episodes do
 // (its proxies alone, D = 0, cost too): one call at a time per replica is bound by that latency.
 // Flags: --fill-mib 256 --payload-kib 60 --clients 8 --wipe n3 --rebuild-seconds-max 900
 //   --fill-seconds-max 900 --proxy-delay-ms (none: direct links)
+// Part `scan` (in this process): the scan of a replica's own payload store after it installed
+// another replica's snapshot (packages/member/src/store/held-payloads.ts; a member whose log was
+// dropped but whose payloads are intact). A segment store in a temporary directory takes
+// --scan-mib MiB of --payload-kib KiB payloads (written through, so read from the page cache
+// after); a snapshot of the same messages from a store elsewhere is installed over it and the
+// held payloads recovered, twice: whole in one synchronous call (the code before issue 13's
+// fix), and a step at a time with a turn of the event loop between steps (how a replica runs it
+// now), while perf_hooks.monitorEventLoopDelay measures the loop's longest delay.
+// --part wipe|scan|all (default all) --scan-mib 2048
 // Writes bench-results/rebuild.json.
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +37,7 @@ import { relative } from 'node:path';
 import { REPO_ROOT, machineInfo, machineLine, printTable, writeResults } from './lib/index.mjs';
 import { openDriver, prepareQueue } from './peers/drivers.mjs';
 import { makeTarget } from './peers/targets.mjs';
+import { scanPart } from './rebuild-scan.mjs';
 
 const PLAN = { messagesPerSpoolMax: 50_000_000, payloadBytesPerSpoolMax: 2 ** 50, dedupKeysPerSpoolMax: 2_000_000 };
 const POLL_MS = 250;
@@ -38,6 +49,8 @@ export async function run({ flags = {} } = {}) {
     fillMib: intFlag(flags, 'fill-mib', 256, 1, 100_000),
     payloadKib: intFlag(flags, 'payload-kib', 60, 1, 1024),
     clients: intFlag(flags, 'clients', 8, 1, 128),
+    part: flags.part ?? 'all',
+    scanMib: intFlag(flags, 'scan-mib', 2048, 1, 100_000),
     wipe: flags.wipe ?? 'n3',
     rebuildSecondsMax: intFlag(flags, 'rebuild-seconds-max', 900, 1, 86_400),
     fillSecondsMax: intFlag(flags, 'fill-seconds-max', 900, 1, 86_400),
@@ -49,6 +62,13 @@ export async function run({ flags = {} } = {}) {
   const proxy = config.proxyDelayMs === undefined ? {} : { proxyDelayMs: config.proxyDelayMs };
   const target = makeTarget('mq-cluster', { plan: PLAN, ...proxy });
   const results = { machine, command, startedAt: new Date().toISOString(), config };
+  if (config.part === 'scan' || config.part === 'all') results.scan = await scanPart(config);
+  if (config.part === 'wipe' || config.part === 'all') await wipePart(target, config, results);
+  const path = writeResults('rebuild', results);
+  process.stdout.write(`results: ${relative(REPO_ROOT, path)}\n`);
+}
+
+async function wipePart(target, config, results) {
   try {
     const connection = await target.start();
     await prepareQueue(connection, 'backlog');
@@ -59,8 +79,6 @@ export async function run({ flags = {} } = {}) {
     await target.stop();
   }
   printResult(results);
-  const path = writeResults('rebuild', results);
-  process.stdout.write(`results: ${relative(REPO_ROOT, path)}\n`);
 }
 
 async function fill(connection, config) {
@@ -68,7 +86,7 @@ async function fill(connection, config) {
   const pool = randomBytes(8 << 20);
   const driver = await openDriver(connection, { clients: config.clients, queue: 'backlog' });
   try {
-    const count = Math.floor((config.fillMib << 20) / bytes);
+    const count = Math.floor((config.fillMib * 1024 * 1024) / bytes);
     let next = 0;
     const startMs = performance.now();
     const deadlineMs = startMs + config.fillSecondsMax * 1000;
@@ -117,9 +135,11 @@ async function rebuild(target, config) {
   const fetchedMib = (fetched * config.payloadKib) / 1024;
   const fetchS = (doneMs - firstMissingMs) / 1000;
   const lag = {};
+  const gc = {};
   for (const [id, samples] of after) {
     const base = id === config.wipe ? [] : before.get(id);
-    lag[id] = lagOver(base, samples);
+    lag[id] = slowOver(base, samples);
+    gc[id] = slowOver(base, samples, 'mq_process_gc_pause_seconds');
   }
   const elections = {};
   for (const [id, samples] of after) {
@@ -128,7 +148,7 @@ async function rebuild(target, config) {
   }
   return {
     rebuildS: seconds(doneMs - startMs), fetchS: round(fetchS), fetched, fetchedMib: round(fetchedMib),
-    fetchMibPerS: round(fetchedMib / fetchS), lag, elections,
+    fetchMibPerS: round(fetchedMib / fetchS), lag, gc, elections,
   };
 }
 
@@ -147,9 +167,18 @@ function behindGroups(own, all, id) {
   return out;
 }
 
-/** Probes later than LAG_SLOW_SECONDS between two scrapes, and the latest bucket reached. */
-function lagOver(base, samples) {
-  const buckets = (list) => new Map(list.filter((s) => s.name === 'mq_process_event_loop_lag_seconds_bucket').map((s) => [s.labels.le, s.value]));
+/**
+ * Observations of histogram `name` (summed over its series) slower than LAG_SLOW_SECONDS
+ * between two scrapes, and the latest bucket reached.
+ */
+function slowOver(base, samples, name = 'mq_process_event_loop_lag_seconds') {
+  const buckets = (list) => {
+    const out = new Map();
+    for (const s of list) {
+      if (s.name === `${name}_bucket`) out.set(s.labels.le, (out.get(s.labels.le) ?? 0) + s.value);
+    }
+    return out;
+  };
   const a = buckets(base);
   const b = buckets(samples);
   const bounds = [...b.keys()].filter((le) => le !== '+Inf').map(Number).sort((x, y) => x - y);
@@ -215,11 +244,13 @@ function printResult({ fill: f, rebuild: r, config }) {
     return;
   }
   const lag = Object.entries(r.lag).map(([id, l]) => `${id} ${l.slow}/${l.probes} ${l.worst}`).join(', ');
+  const gc = Object.entries(r.gc).map(([id, l]) => `${id} ${l.slow}/${l.probes} ${l.worst}`).join(', ');
   const elections = Object.entries(r.elections).map(([id, n]) => `${id} +${n}`).join(', ');
   printTable(
-    ['fill MiB', 'payload KiB', 'rebuild s', 'fetch s', 'fetched', 'fetched MiB', 'fetch MiB/s', 'lag >50ms/probes, worst', 'spool term'],
-    [[f.filledMib, config.payloadKib, r.rebuildS, r.fetchS, r.fetched, r.fetchedMib, r.fetchMibPerS, lag, elections]],
+    ['fill MiB', 'payload KiB', 'rebuild s', 'fetch s', 'fetched', 'fetched MiB', 'fetch MiB/s', 'spool term'],
+    [[f.filledMib, config.payloadKib, r.rebuildS, r.fetchS, r.fetched, r.fetchedMib, r.fetchMibPerS, elections]],
   );
+  printTable(['event-loop lag >50ms/probes, worst bucket', 'GC pauses >50ms/pauses, worst bucket'], [[lag, gc]]);
 }
 
 function intFlag(flags, name, fallback, min, max) {

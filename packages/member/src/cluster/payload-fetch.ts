@@ -62,6 +62,11 @@ export interface FetchHost {
   /** Asks `member` for chunks of `items` of this group; rejects when it cannot answer. */
   fetch(member: string, items: readonly PayloadItem[]): Promise<FetchAnswer>;
   closed(): boolean;
+  /**
+   * The replica is still looking for the payloads in its own store (after a restore): the
+   * fetcher stops, and is kicked again once that scan is done.
+   */
+  recovering(): boolean;
   /** Payloads of queue `queueGen` were stored (unavailable messages may be visible again). */
   filled(queueGen: number): void;
   /** Told once per payload found unrepairable (until it is repaired or removed). */
@@ -183,7 +188,9 @@ export class PayloadFetcher {
   }
 
   private async run(): Promise<void> {
-    while (!this.host.closed() && this.host.engine().missingPayloadCount > 0) {
+    for (;;) {
+      const { host } = this;
+      if (host.closed() || host.recovering() || host.engine().missingPayloadCount === 0) break;
       const progress = await this.pass();
       if (progress) {
         this.retryMs = FETCH_RETRY_MS_MIN;
@@ -211,7 +218,8 @@ export class PayloadFetcher {
     let progress = false;
     const cursor = { queueGen: 0, seq: 0 };
     for (;;) {
-      if (this.host.closed() || this.host.engine() !== engine) return true;
+      const { host } = this;
+      if (host.closed() || host.recovering() || host.engine() !== engine) return true;
       const items = this.collect(engine, cursor);
       if (items.length === 0) return progress;
       const gathered = await this.gather(items);

@@ -118,6 +118,7 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
   const filled: number[] = [];
   const calls: string[] = [];
   const tamper = { on: false, grow: false };
+  const scan = { recovering: false };
   const host: FetchHost = {
     group: 'spool:default#1',
     clock,
@@ -142,10 +143,12 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
       return { ...answer, chunks };
     },
     closed: () => false,
+    recovering: () => scan.recovering,
     filled: (queueGen) => filled.push(queueGen),
     unrepaired: (report) => unrepaired.push(report),
   };
-  return { engine, queue, clock, fetcher: new PayloadFetcher(host), unrepaired, filled, calls, tamper };
+  const fetcher = new PayloadFetcher(host);
+  return { engine, queue, clock, fetcher, unrepaired, filled, calls, tamper, scan };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -264,5 +267,19 @@ describe('PayloadFetcher', () => {
     await passes(clock, UNREPAIRED_PASSES * 2);
     expect(unrepaired).toEqual([]);
     expect(engine.missingPayloadCount).toBe(1);
+  });
+});
+
+describe('PayloadFetcher while the replica scans its own store', () => {
+  it('asks nobody until the scan is done, then fetches what is still missing', async () => {
+    const { engine, fetcher, calls, scan } = fetching({ n2: engineWith(4, 300 * 1024) }, [1, 3]);
+    scan.recovering = true;
+    fetcher.kick();
+    for (let i = 0; i < 20; i++) await settle();
+    expect(calls).toEqual([]);
+    scan.recovering = false;
+    fetcher.kick();
+    await until(() => engine.missingPayloadCount === 0);
+    expect(calls.length).toBeGreaterThan(0);
   });
 });
