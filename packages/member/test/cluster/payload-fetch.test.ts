@@ -5,6 +5,7 @@ import {
   FETCH_ITEMS_MAX,
   FETCH_RETRY_MS_MAX,
   FETCH_RETRY_MS_MIN,
+  FETCH_WINDOW,
   type FetchHost,
   UNREPAIRED_PASSES,
   PayloadFetcher,
@@ -176,8 +177,10 @@ describe('PayloadFetcher', () => {
     expect(two.where).toBe(Where.Unavailable);
     fetcher.kick();
     await until(() => engine.missingPayloadCount === 0);
-    expect(engine.payloadOf(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
-    expect(engine.payloadOf(queue.order.find(3)!)).toEqual(new Uint8Array(300 * 1024).fill(2));
+    // Compared as bytes: a payload that came whole in one chunk is stored as the chunk (a Buffer).
+    expect(new Uint8Array(engine.payloadOf(two))).toEqual(new Uint8Array(300 * 1024).fill(1));
+    const three = engine.payloadOf(queue.order.find(3)!);
+    expect(new Uint8Array(three)).toEqual(new Uint8Array(300 * 1024).fill(2));
     expect(two.where).toBe(Where.Ready);
     expect(fetcher.fetched).toBe(2);
     expect(filled).toEqual([queue.gen, queue.gen]);
@@ -193,7 +196,8 @@ describe('PayloadFetcher', () => {
     tamper.on = false;
     await clock.advance(FETCH_RETRY_MS_MIN);
     await until(() => engine.missingPayloadCount === 0);
-    expect(engine.payloadOf(engine.queue('q')!.order.find(2)!)).toEqual(new Uint8Array(300 * 1024).fill(1));
+    const two = engine.payloadOf(engine.queue('q')!.order.find(2)!);
+    expect(new Uint8Array(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
   });
 
   it('reports a payload no peer has once, backs off on the clock, and takes it when a peer comes back', async () => {
@@ -267,6 +271,58 @@ describe('PayloadFetcher', () => {
     await passes(clock, UNREPAIRED_PASSES * 2);
     expect(unrepaired).toEqual([]);
     expect(engine.missingPayloadCount).toBe(1);
+  });
+});
+
+describe('PayloadFetcher window', () => {
+  /** 40 payloads of 200 KiB dropped here; peers answer only when `release` is called. */
+  function gated() {
+    const engine = engineWith(40, 200 * 1024);
+    const queue = engine.queue('q')!;
+    for (const message of queue.order.liveMessages()) engine.dropPayload(queue, message);
+    const peers: Record<string, SpoolEngine> = { n2: engineWith(40, 200 * 1024), n3: engineWith(40, 200 * 1024) };
+    const waiting: (() => void)[] = [];
+    const asked: string[] = [];
+    let inFlight = 0;
+    let inFlightMax = 0;
+    const host: FetchHost = {
+      group: 'spool:default#1',
+      clock: new ManualClock(),
+      engine: () => engine,
+      sources: () => Object.keys(peers),
+      fetch: async (member, items) => {
+        asked.push(member);
+        inFlightMax = Math.max(inFlightMax, ++inFlight);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        inFlight--;
+        return servePayloadChunks(peers[member]!, items);
+      },
+      closed: () => false,
+      recovering: () => false,
+      filled: () => {},
+      unrepaired: () => {},
+    };
+    const release = (): void => waiting.splice(0).forEach((resolve) => resolve());
+    return { engine, queue, fetcher: new PayloadFetcher(host), waiting, asked, release, max: () => inFlightMax };
+  }
+
+  it('keeps FETCH_WINDOW calls in flight, spread over the replicas, and never more', async () => {
+    const { engine, queue, fetcher, waiting, asked, release, max } = gated();
+    fetcher.kick();
+    await until(() => waiting.length === FETCH_WINDOW);
+    // Lanes start at different sources: both replicas are asked at once.
+    expect(new Set(asked)).toEqual(new Set(['n2', 'n3']));
+    for (let i = 0; i < 200 && engine.missingPayloadCount > 0; i++) {
+      await until(() => waiting.length > 0 || engine.missingPayloadCount === 0);
+      release();
+    }
+    await until(() => engine.missingPayloadCount === 0);
+    expect(max()).toBe(FETCH_WINDOW);
+    expect(fetcher.fetched).toBe(40);
+    for (const message of queue.order.liveMessages()) {
+      const expected = new Uint8Array(200 * 1024).fill(message.seq - 1);
+      expect(Buffer.from(engine.payloadOf(message)).equals(expected)).toBe(true);
+    }
   });
 });
 
