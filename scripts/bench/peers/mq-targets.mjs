@@ -2,6 +2,7 @@
 // three-member cluster with a standalone gateway (its four processes with the node flags
 // `npm run cluster` gives co-located processes). Each start() spawns tracked children, waits
 // until the API answers, and resolves the connection the load generator needs.
+import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
 import { clusterCertFlags } from '../../cluster-certs.mjs';
@@ -18,11 +19,22 @@ function spawnMq(args, nodeArgs = [], env = {}) {
   return child;
 }
 
-/** Waits for the JSON log line carrying the HTTP port, then keeps draining the child's pipes. */
+/**
+ * Waits for the JSON log line carrying the HTTP port, then keeps draining the child's pipes
+ * (into MQ_BENCH_LOG_DIR/<pid>.log when that is set).
+ */
 async function listeningPort(child) {
   const line = await waitForLogLine(child, (record) => typeof record.port === 'number' && typeof record.baseUrl === 'string', START_TIMEOUT_MS);
-  child.stdout.resume();
-  child.stderr.resume();
+  const logDir = process.env.MQ_BENCH_LOG_DIR;
+  if (logDir === undefined) {
+    child.stdout.resume();
+    child.stderr.resume();
+  } else {
+    // Kept for a failure's post-mortem: every process's output, one file per process.
+    const out = createWriteStream(`${logDir}/${child.pid}.log`);
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
+  }
   return line.port;
 }
 
