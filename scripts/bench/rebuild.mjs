@@ -41,6 +41,8 @@ import { scanPart } from './rebuild-scan.mjs';
 
 const PLAN = { messagesPerSpoolMax: 50_000_000, payloadBytesPerSpoolMax: 2 ** 50, dedupKeysPerSpoolMax: 2_000_000 };
 const POLL_MS = 250;
+const FILL_FAILURES_MAX = 100;
+const FILL_RETRY_MS = 200;
 const REPORT_MS = 10_000;
 const LAG_SLOW_SECONDS = 0.05;
 
@@ -73,7 +75,8 @@ async function wipePart(target, config, results) {
     const connection = await target.start();
     await prepareQueue(connection, 'backlog');
     results.fill = await fill(connection, config);
-    process.stdout.write(`filled ${results.fill.filledMib} MiB (${results.fill.fillMibPerS} MiB/s)\n`);
+    const { filledMib, fillMibPerS, failed } = results.fill;
+    process.stdout.write(`filled ${filledMib} MiB (${fillMibPerS} MiB/s; ${failed} sends failed)\n`);
     results.rebuild = await rebuild(target, config);
   } finally {
     await target.stop();
@@ -90,14 +93,22 @@ async function fill(connection, config) {
     let next = 0;
     const startMs = performance.now();
     const deadlineMs = startMs + config.fillSecondsMax * 1000;
+    let failed = 0;
     await Promise.all(driver.clients.map(async (client) => {
       while (next < count && performance.now() < deadlineMs) {
         const from = (next++ * 65_537) % (pool.length - bytes);
-        await client.send(pool.subarray(from, from + bytes));
+        try {
+          await client.send(pool.subarray(from, from + bytes));
+        } catch (error) {
+          // A leader change answers a send `unavailable` or `operation_unconfirmed`: the fill
+          // only needs bytes stored, so it goes on (a few times; then something else is wrong).
+          if (++failed > FILL_FAILURES_MAX) throw error;
+          await new Promise((resolve) => setTimeout(resolve, FILL_RETRY_MS));
+        }
       }
     }));
     const filledMib = (next * bytes) / (1 << 20);
-    return { messages: next, filledMib: round(filledMib), fillMibPerS: round(filledMib / ((performance.now() - startMs) / 1000)) };
+    return { messages: next, failed, filledMib: round(filledMib), fillMibPerS: round(filledMib / ((performance.now() - startMs) / 1000)) };
   } finally {
     await driver.close();
   }
