@@ -20,7 +20,8 @@
 // (in this process), which hold each chunk D ms each way, as a chaos run's `delay` episodes do
 // (its proxies alone, D = 0, cost too): one call at a time per replica is bound by that latency.
 // Flags: --fill-mib 256 --payload-kib 60 --clients 8 --wipe n3 --rebuild-seconds-max 900
-//   --fill-seconds-max 900 --proxy-delay-ms (none: direct links)
+//   --fill-seconds-max 900 --proxy-delay-ms (none: direct links) --cpu-prof-dir DIR (V8 CPU
+//   profiles of the mq processes, written as each exits)
 // Part `scan` (in this process): the scan of a replica's own payload store after it installed
 // another replica's snapshot (packages/member/src/store/held-payloads.ts; a member whose log was
 // dropped but whose payloads are intact). A segment store in a temporary directory takes
@@ -62,7 +63,8 @@ export async function run({ flags = {} } = {}) {
   const command = ['npm run bench -- rebuild', ...process.argv.slice(3)].join(' ');
   process.stdout.write(`${machineLine(machine)}\ncommand: ${command}\n\n`);
   const proxy = config.proxyDelayMs === undefined ? {} : { proxyDelayMs: config.proxyDelayMs };
-  const target = makeTarget('mq-cluster', { plan: PLAN, ...proxy });
+  const prof = flags['cpu-prof-dir'] === undefined ? {} : { cpuProfDir: flags['cpu-prof-dir'] };
+  const target = makeTarget('mq-cluster', { plan: PLAN, ...proxy, ...prof });
   const results = { machine, command, startedAt: new Date().toISOString(), config };
   if (config.part === 'scan' || config.part === 'all') results.scan = await scanPart(config);
   if (config.part === 'wipe' || config.part === 'all') await wipePart(target, config, results);
