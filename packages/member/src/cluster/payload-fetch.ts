@@ -156,6 +156,8 @@ interface PassWalk {
   readonly cursor: MessageCursor;
   /** Whether any payload arrived (or the pass should start over at once). */
   progress: boolean;
+  /** Sources a call to failed in this pass (asked last from then on). */
+  readonly failed: Set<string>;
 }
 
 /** What one call asked of the sources, for each item: its chunk, or how many lacked it. */
@@ -231,7 +233,8 @@ export class PayloadFetcher {
     }
     this.partialsOf = engine;
     this.forgetSettled(engine);
-    const walk: PassWalk = { engine, cursor: { queueGen: 0, seq: 0 }, progress: false };
+    const cursor = { queueGen: 0, seq: 0 };
+    const walk: PassWalk = { engine, cursor, progress: false, failed: new Set() };
     const lanes = Array.from({ length: FETCH_WINDOW }, (_, lane) => this.lane(walk, lane));
     await Promise.all(lanes);
     return walk.progress;
@@ -253,7 +256,7 @@ export class PayloadFetcher {
       }
       const items = this.collect(engine, walk.cursor, carried);
       if (items.length === 0) return;
-      const gathered = await this.gather(items, lane);
+      const gathered = await this.gather(walk, items, lane);
       if (this.host.engine() !== engine) return;
       if (this.take(engine, items, gathered)) walk.progress = true;
       this.noteUnrepaired(engine, items, gathered);
@@ -303,18 +306,19 @@ export class PayloadFetcher {
   }
 
   /**
-   * Asks the sources in turn, lane `lane` starting at source `lane` (lanes spread over the
-   * replicas), each for the items no earlier one served: every item's chunk from the first source
-   * that has it, and how many sources that answered lack it.
+   * Asks the sources in turn (see `order`), each for the items no earlier one served: every
+   * item's chunk from the first source that has it, and how many sources that answered lack it.
    */
-  private async gather(items: readonly PayloadItem[], lane: number): Promise<Gathered> {
+  private async gather(
+    walk: PassWalk,
+    items: readonly PayloadItem[],
+    lane: number,
+  ): Promise<Gathered> {
     const chunks: (Uint8Array | null)[] = items.map(() => null);
     const sums: (number | null)[] = items.map(() => null);
     const lacking = items.map(() => 0);
     let asked = 0;
-    const sources = this.host.sources();
-    const first = sources.length === 0 ? 0 : lane % sources.length;
-    for (const source of [...sources.slice(first), ...sources.slice(0, first)]) {
+    for (const source of this.order(walk, lane)) {
       const open = items.map((_, i) => i).filter((i) => chunks[i] === null);
       if (open.length === 0) break;
       const asking = open.map((i) => items[i]!);
@@ -322,7 +326,9 @@ export class PayloadFetcher {
       try {
         answer = checkFetchAnswer(await this.host.fetch(source, asking), open.length);
       } catch {
-        continue; // That member is unreachable or does not serve the group now: ask the next.
+        // That member is unreachable or does not serve the group now: ask the next.
+        walk.failed.add(source);
+        continue;
       }
       if (answer === null) continue;
       asked++;
@@ -333,6 +339,20 @@ export class PayloadFetcher {
       for (const k of answer.missing) lacking[open[k]!]!++;
     }
     return { chunks, sums, lacking, asked };
+  }
+
+  /**
+   * The sources lane `lane` asks, in order: starting at source `lane` (lanes spread over the
+   * replicas), those that failed a call in this pass last. They are still asked for what no
+   * other source served (a pass reports a payload unrepaired only when every source answered),
+   * but a lane does not wait for a call to a member that is down before each call that serves.
+   */
+  private order(walk: PassWalk, lane: number): string[] {
+    const sources = this.host.sources();
+    const first = sources.length === 0 ? 0 : lane % sources.length;
+    const rotated = [...sources.slice(first), ...sources.slice(0, first)];
+    const failed = rotated.filter((source) => walk.failed.has(source));
+    return [...rotated.filter((source) => !walk.failed.has(source)), ...failed];
   }
 
   /** Stores what arrived and checks out; true when any payload was completed. */

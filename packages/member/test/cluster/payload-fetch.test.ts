@@ -326,6 +326,38 @@ describe('PayloadFetcher window', () => {
   });
 });
 
+describe('PayloadFetcher with a replica down', () => {
+  it('asks it last once a call to it failed in the pass: lanes do not wait on it each call', async () => {
+    const engine = engineWith(40, 200 * 1024);
+    const queue = engine.queue('q')!;
+    for (const message of queue.order.liveMessages()) engine.dropPayload(queue, message);
+    const good = engineWith(40, 200 * 1024);
+    const calls: string[] = [];
+    const host: FetchHost = {
+      group: 'spool:default#1',
+      clock: new ManualClock(),
+      engine: () => engine,
+      sources: () => ['n2', 'n3'],
+      fetch: async (member, items) => {
+        calls.push(member);
+        if (member === 'n2') throw new Error('unreachable');
+        return servePayloadChunks(good, items);
+      },
+      closed: () => false,
+      recovering: () => false,
+      filled: () => {},
+      unrepaired: () => {},
+    };
+    const fetcher = new PayloadFetcher(host);
+    fetcher.kick();
+    await until(() => engine.missingPayloadCount === 0);
+    // Lanes 0 and 2 start at n2, both before either call failed; none asks it after that.
+    expect(calls.filter((member) => member === 'n2')).toHaveLength(2);
+    expect(calls.filter((member) => member === 'n3').length).toBeGreaterThan(10);
+    expect(fetcher.fetched).toBe(40);
+  });
+});
+
 describe('PayloadFetcher while the replica scans its own store', () => {
   it('asks nobody until the scan is done, then fetches what is still missing', async () => {
     const { engine, fetcher, calls, scan } = fetching({ n2: engineWith(4, 300 * 1024) }, [1, 3]);
