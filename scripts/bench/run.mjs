@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['engine', 'raft', 'local', 'cluster', 'compare', 'backlog'];
+const BENCHMARKS = ['engine', 'raft', 'local', 'cluster', 'compare', 'backlog', 'rebuild'];
 
 function parse(argv) {
   const names = [];

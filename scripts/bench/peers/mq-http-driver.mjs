@@ -42,7 +42,7 @@ export function openMqDriver(connection, { clients, queue }) {
   const client = {
     async send(payload) {
       const answer = await request(agent, port, auth, 'POST', sendPath, sendHeaders, payload);
-      if (answer.status !== 201) throw new Error(`send ${answer.status}`);
+      if (answer.status !== 201) throw new Error(`send ${answer.status} ${String(answer.body ?? "").slice(0, 300)}`);
     },
     async receive(waitMs) {
       const answer = await request(agent, port, auth, 'POST', recvPath + Math.min(20, Math.ceil(waitMs / 1000)), {});

@@ -2,12 +2,14 @@
 // three-member cluster with a standalone gateway (its four processes with the node flags
 // `npm run cluster` gives co-located processes). Each start() spawns tracked children, waits
 // until the API answers, and resolves the connection the load generator needs.
+import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
 import { clusterCertFlags } from '../../cluster-certs.mjs';
 import { killAndWait, spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
+import { ProxyMesh } from '../../../packages/testkit/dist/chaos/proxy-mesh.js';
 
 const CLI_MAIN = fileURLToPath(new URL('../../../packages/cli/dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
@@ -17,11 +19,22 @@ function spawnMq(args, nodeArgs = [], env = {}) {
   return child;
 }
 
-/** Waits for the JSON log line carrying the HTTP port, then keeps draining the child's pipes. */
+/**
+ * Waits for the JSON log line carrying the HTTP port, then keeps draining the child's pipes
+ * (into MQ_BENCH_LOG_DIR/<pid>.log when that is set).
+ */
 async function listeningPort(child) {
   const line = await waitForLogLine(child, (record) => typeof record.port === 'number' && typeof record.baseUrl === 'string', START_TIMEOUT_MS);
-  child.stdout.resume();
-  child.stderr.resume();
+  const logDir = process.env.MQ_BENCH_LOG_DIR;
+  if (logDir === undefined) {
+    child.stdout.resume();
+    child.stderr.resume();
+  } else {
+    // Kept for a failure's post-mortem: every process's output, one file per process.
+    const out = createWriteStream(`${logDir}/${child.pid}.log`);
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
+  }
   return line.port;
 }
 
@@ -97,7 +110,10 @@ export function mqServeTarget(options = {}) {
  * Three members (`mq member`, gRPC on free loopback ports) and a standalone `mq gateway`.
  * restart(signal) stops all three members with `signal` (the gateway stays) and starts them
  * again on their data; it resolves once every member listens and the gateway's /readyz is 200.
- * @param {{cpuProfDir?: string, insecureCluster?: boolean, plan?: object}} options
+ * With `options.proxyDelayMs` the members reach one another through the chaos harness's TCP
+ * proxies (packages/testkit ProxyMesh), which deliver each chunk that many ms late (0: no delay,
+ * the proxies' own cost only), as in a chaos run; the gateway dials the members directly.
+ * @param {{cpuProfDir?: string, insecureCluster?: boolean, plan?: object, proxyDelayMs?: number}} options
  */
 export function mqClusterTarget(options = {}) {
   const members = [];
@@ -105,6 +121,9 @@ export function mqClusterTarget(options = {}) {
   let dir;
   let spawnMember;
   let gatewayPort;
+  let adminPorts;
+  let token;
+  let mesh;
   return {
     name: 'mq-cluster',
     family: 'mq',
@@ -114,14 +133,20 @@ export function mqClusterTarget(options = {}) {
       const ids = ['n1', 'n2', 'n3'];
       const ports = await freePorts(6);
       const grpcPorts = ports.slice(0, 3);
-      const adminPorts = ports.slice(3);
-      const token = benchAdminToken();
+      adminPorts = ports.slice(3);
+      token = benchAdminToken();
       const peers = ids.map((id, i) => `${id}=127.0.0.1:${grpcPorts[i]}`).join(',');
       const certs = await clusterCertFlags(`${dir}/certs`, ids, ['gateway']);
       const tls = (name) => (options.insecureCluster ? ['--insecure-cluster'] : certs.get(name));
+      let peersOf = () => peers;
+      if (options.proxyDelayMs !== undefined) {
+        mesh = await ProxyMesh.start(ids.map((id, i) => ({ id, address: `127.0.0.1:${grpcPorts[i]}` })));
+        if (options.proxyDelayMs > 0) mesh.delay(options.proxyDelayMs);
+        peersOf = (id) => Object.entries(mesh.peersFor(id)).map(([peer, address]) => `${peer}=${address}`).join(',');
+      }
       spawnMember = (id, i) =>
         spawnMq(
-          ['member', ...tls(id), '--id', id, '--peers', peers, '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
+          ['member', ...tls(id), '--id', id, '--peers', peersOf(id), '--listen', `127.0.0.1:${grpcPorts[i]}`, '--data', `${dir}/${id}`, '--port', '0', '--host', '127.0.0.1', '--admin-port', String(adminPorts[i])],
           [...COLOCATED_NODE_FLAGS, ...profArgs(options)],
           { MQ_ADMIN_TOKEN: token },
         );
@@ -140,6 +165,24 @@ export function mqClusterTarget(options = {}) {
       await waitForHttp200(gatewayPort, '/readyz', START_TIMEOUT_MS);
       return null;
     },
+    /**
+     * SIGKILLs member `id`, deletes its data directory (as a lost disk) and starts it again on
+     * an empty one; resolves once it listens. The others and the gateway keep running.
+     */
+    async wipe(id) {
+      const i = members.findIndex((m) => m.id === id);
+      if (i < 0) throw new Error(`no member ${id}`);
+      const m = members[i];
+      await killAndWait(m.child, 'SIGKILL');
+      removeDir(`${dir}/${id}`);
+      m.child = spawnMember(id, i);
+      m.port = await listeningPort(m.child);
+    },
+    /**
+     * By member id, its /metrics: the open one on `port`, and the one with its Raft groups and
+     * spool replicas on `adminPort`, behind `token`.
+     */
+    memberPorts: () => new Map(members.map((m, i) => [m.id, { port: m.port, adminPort: adminPorts[i], token }])),
     processes: () => [...members.map((m) => ({ role: m.id, pid: m.child.pid })), { role: 'gateway', pid: gateway.pid }],
     async metrics() {
       const out = {};
@@ -150,6 +193,8 @@ export function mqClusterTarget(options = {}) {
       await Promise.all([gateway, ...members.map((m) => m.child)].filter(Boolean).map((c) => stopChild(c)));
       members.length = 0;
       gateway = undefined;
+      await mesh?.close();
+      mesh = undefined;
       if (dir !== undefined) removeDir(dir);
       dir = undefined;
     },

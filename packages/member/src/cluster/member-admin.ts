@@ -74,6 +74,14 @@ const NAMED_SPOOLS_MAX = 10;
 const PROPAGATION_POLL_MS = 10;
 /** Deadline of one forwarded call. */
 const CALL_DEADLINE_MS = 5_000;
+/**
+ * HTTP/2 receive window of a call client (connection and streams), bytes: room for every answer
+ * of the payload fetch's window at once (payload-fetch.ts FETCH_WINDOW x FETCH_CHUNK_BYTES, 2
+ * MiB) plus slack. At HTTP/2's default 64 KiB a peer may send only 64 KiB per round trip, so
+ * a rebuild ran at 3 MiB/s over a link of 10 ms each way however many calls were in flight
+ * (issue 13). It bounds the bytes a peer may have in flight to this member, not what it keeps.
+ */
+const CALL_WINDOW_BYTES = 4 * 1024 * 1024;
 const SPOOL_NAME = /^[A-Za-z0-9_:-]{1,63}$/;
 const MEMBER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 const ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$/;
@@ -679,6 +687,7 @@ export class MemberAdmin implements AdminBackend {
       client = new grpc.Client(address, clientCredentials(this.member.security, id), {
         ...clusterChannelOptions(this.member.security),
         'grpc.max_receive_message_length': ACCOUNTS_CALL_BYTES_MAX,
+        'grpc-node.flow_control_window': CALL_WINDOW_BYTES,
       });
       this.clients.set(id, client);
     }

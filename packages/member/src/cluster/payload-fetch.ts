@@ -16,8 +16,14 @@
 // removal) is neither served nor missing: it cannot tell. A payload is stored only when its
 // bytes match the checksum of every chunk.
 //
-// One fetch loop per replica (one call in flight at a time: bounded concurrency). A pass that
-// completes nothing waits before the next, doubling from FETCH_RETRY_MS_MIN to
+// Concurrency, bounded: a pass runs FETCH_WINDOW lanes over one shared walk of the missing
+// payloads. Each lane has one call in flight at a time and asks the sources in its own order
+// (lane k starts at source k, so the window spreads over the replicas), so a replica has at most
+// FETCH_WINDOW calls out, and holds at most FETCH_WINDOW answers of FETCH_CHUNK_BYTES per source
+// asked, plus the payloads of those answers still arriving in chunks (each carried on by the lane
+// that began it: its chunks come in order, one call after another). One call at a time left the
+// link idle for each round trip and each serve: a rebuild ran at 2-4 MiB/s (issue 13). A pass
+// that completes nothing waits before the next, doubling from FETCH_RETRY_MS_MIN to
 // FETCH_RETRY_MS_MAX, on the injected clock. A payload that every replica asked reports missing
 // in UNREPAIRED_PASSES passes in a row (or that has no replica to ask: a single-replica spool)
 // is reported once as unrepaired; it stays unavailable and is asked for again at the slow pace,
@@ -31,6 +37,8 @@ import { payloadChecksum } from '../store/segment-record.js';
 
 /** Payload bytes one fetch answer carries at most (well under the 1 MiB call cap). */
 export const FETCH_CHUNK_BYTES = 512 * 1024;
+/** Fetch calls one replica keeps in flight at most (its lanes; see the file comment). */
+export const FETCH_WINDOW = 4;
 /** Messages one fetch names at most (the wire's bound). */
 export const FETCH_ITEMS_MAX = PAYLOAD_ITEMS_MAX;
 /** First pause after a pass that completed nothing, ms; doubled up to FETCH_RETRY_MS_MAX. */
@@ -62,6 +70,11 @@ export interface FetchHost {
   /** Asks `member` for chunks of `items` of this group; rejects when it cannot answer. */
   fetch(member: string, items: readonly PayloadItem[]): Promise<FetchAnswer>;
   closed(): boolean;
+  /**
+   * The replica is still looking for the payloads in its own store (after a restore): the
+   * fetcher stops, and is kicked again once that scan is done.
+   */
+  recovering(): boolean;
   /** Payloads of queue `queueGen` were stored (unavailable messages may be visible again). */
   filled(queueGen: number): void;
   /** Told once per payload found unrepairable (until it is repaired or removed). */
@@ -137,7 +150,17 @@ interface Partial {
   readonly sum: number;
 }
 
-/** What one pass asked of the sources, for each item: its chunk, or how many lacked it. */
+/** A pass's walk over the missing payloads, which its lanes share. */
+interface PassWalk {
+  readonly engine: SpoolEngine;
+  readonly cursor: MessageCursor;
+  /** Whether any payload arrived (or the pass should start over at once). */
+  progress: boolean;
+  /** Sources a call to failed in this pass (asked last from then on). */
+  readonly failed: Set<string>;
+}
+
+/** What one call asked of the sources, for each item: its chunk, or how many lacked it. */
 interface Gathered {
   readonly chunks: (Uint8Array | null)[];
   readonly sums: (number | null)[];
@@ -183,7 +206,9 @@ export class PayloadFetcher {
   }
 
   private async run(): Promise<void> {
-    while (!this.host.closed() && this.host.engine().missingPayloadCount > 0) {
+    for (;;) {
+      const { host } = this;
+      if (host.closed() || host.recovering() || host.engine().missingPayloadCount === 0) break;
       const progress = await this.pass();
       if (progress) {
         this.retryMs = FETCH_RETRY_MS_MIN;
@@ -198,7 +223,7 @@ export class PayloadFetcher {
     this.lackingPasses.clear();
   }
 
-  /** One walk over the missing payloads; true when any arrived. */
+  /** One walk over the missing payloads, by FETCH_WINDOW lanes; true when any arrived. */
   private async pass(): Promise<boolean> {
     const engine = this.host.engine();
     if (this.partialsOf !== engine) {
@@ -208,22 +233,40 @@ export class PayloadFetcher {
     }
     this.partialsOf = engine;
     this.forgetSettled(engine);
-    let progress = false;
     const cursor = { queueGen: 0, seq: 0 };
+    const walk: PassWalk = { engine, cursor, progress: false, failed: new Set() };
+    const lanes = Array.from({ length: FETCH_WINDOW }, (_, lane) => this.lane(walk, lane));
+    await Promise.all(lanes);
+    return walk.progress;
+  }
+
+  /**
+   * One lane of a pass: asks for the next missing payloads of the shared walk, one call at a
+   * time, until the walk is done. A payload still arriving in chunks stays with this lane (its
+   * next chunk starts where the last ended) and is asked for first in the lane's next call.
+   */
+  private async lane(walk: PassWalk, lane: number): Promise<void> {
+    const { engine } = walk;
+    let carried: PayloadItem[] = [];
     for (;;) {
-      if (this.host.closed() || this.host.engine() !== engine) return true;
-      const items = this.collect(engine, cursor);
-      if (items.length === 0) return progress;
-      const gathered = await this.gather(items);
-      if (this.host.engine() !== engine) return progress;
-      progress = this.take(engine, items, gathered) || progress;
-      this.noteUnrepaired(engine, items, gathered);
-      // A payload still arriving in chunks is asked for again next, from where it stopped.
-      const unfinished = items.find(([, seq], i) => this.partials.has(seq) && gathered.chunks[i]);
-      if (unfinished !== undefined) {
-        cursor.queueGen = unfinished[0];
-        cursor.seq = unfinished[1] - 1;
+      const { host } = this;
+      if (host.closed() || host.recovering() || host.engine() !== engine) {
+        walk.progress = true; // start over at once (the run loop checks why)
+        return;
       }
+      const items = this.collect(engine, walk.cursor, carried);
+      if (items.length === 0) return;
+      const gathered = await this.gather(walk, items, lane);
+      if (this.host.engine() !== engine) return;
+      if (this.take(engine, items, gathered)) walk.progress = true;
+      this.noteUnrepaired(engine, items, gathered);
+      carried = [];
+      items.forEach(([queueGen, seq], i) => {
+        const partial = this.partials.get(seq);
+        if (partial !== undefined && gathered.chunks[i]) {
+          carried.push([queueGen, seq, partial.filled]);
+        }
+      });
     }
   }
 
@@ -237,10 +280,20 @@ export class PayloadFetcher {
     }
   }
 
-  /** The next missing payloads after `cursor` (moved past them), about one chunk's worth. */
-  private collect(engine: SpoolEngine, cursor: MessageCursor): PayloadItem[] {
-    const items: PayloadItem[] = [];
+  /**
+   * The `carried` payloads, then the next missing payloads after `cursor` (moved past them):
+   * about one chunk's worth in all.
+   */
+  private collect(
+    engine: SpoolEngine,
+    cursor: MessageCursor,
+    carried: readonly PayloadItem[],
+  ): PayloadItem[] {
+    const items: PayloadItem[] = [...carried];
     let bytes = 0;
+    for (const [queueGen, seq, offset] of carried) {
+      bytes += (engine.messageByGen(queueGen, seq)?.byteLength ?? offset) - offset;
+    }
     engine.walkMessages(cursor, (queue, message) => {
       if (items.length >= FETCH_ITEMS_MAX || bytes >= FETCH_CHUNK_BYTES) return false;
       if (message.location !== PAYLOAD_MISSING) return true;
@@ -253,15 +306,19 @@ export class PayloadFetcher {
   }
 
   /**
-   * Asks the sources in turn, each for the items no earlier one served: every item's chunk from
-   * the first source that has it, and how many sources that answered lack it.
+   * Asks the sources in turn (see `order`), each for the items no earlier one served: every
+   * item's chunk from the first source that has it, and how many sources that answered lack it.
    */
-  private async gather(items: readonly PayloadItem[]): Promise<Gathered> {
+  private async gather(
+    walk: PassWalk,
+    items: readonly PayloadItem[],
+    lane: number,
+  ): Promise<Gathered> {
     const chunks: (Uint8Array | null)[] = items.map(() => null);
     const sums: (number | null)[] = items.map(() => null);
     const lacking = items.map(() => 0);
     let asked = 0;
-    for (const source of this.host.sources()) {
+    for (const source of this.order(walk, lane)) {
       const open = items.map((_, i) => i).filter((i) => chunks[i] === null);
       if (open.length === 0) break;
       const asking = open.map((i) => items[i]!);
@@ -269,7 +326,9 @@ export class PayloadFetcher {
       try {
         answer = checkFetchAnswer(await this.host.fetch(source, asking), open.length);
       } catch {
-        continue; // That member is unreachable or does not serve the group now: ask the next.
+        // That member is unreachable or does not serve the group now: ask the next.
+        walk.failed.add(source);
+        continue;
       }
       if (answer === null) continue;
       asked++;
@@ -282,6 +341,20 @@ export class PayloadFetcher {
     return { chunks, sums, lacking, asked };
   }
 
+  /**
+   * The sources lane `lane` asks, in order: starting at source `lane` (lanes spread over the
+   * replicas), those that failed a call in this pass last. They are still asked for what no
+   * other source served (a pass reports a payload unrepaired only when every source answered),
+   * but a lane does not wait for a call to a member that is down before each call that serves.
+   */
+  private order(walk: PassWalk, lane: number): string[] {
+    const sources = this.host.sources();
+    const first = sources.length === 0 ? 0 : lane % sources.length;
+    const rotated = [...sources.slice(first), ...sources.slice(0, first)];
+    const failed = rotated.filter((source) => walk.failed.has(source));
+    return [...rotated.filter((source) => !walk.failed.has(source)), ...failed];
+  }
+
   /** Stores what arrived and checks out; true when any payload was completed. */
   private take(engine: SpoolEngine, items: readonly PayloadItem[], gathered: Gathered): boolean {
     let completed = false;
@@ -291,40 +364,58 @@ export class PayloadFetcher {
       if (chunk === null || chunk === undefined || typeof sum !== 'number') return;
       const message = engine.messageByGen(queueGen, seq);
       if (message === undefined || message.location !== PAYLOAD_MISSING) return;
-      let partial = this.partials.get(seq);
-      if (partial !== undefined && partial.sum !== sum) {
-        // Chunks of copies that disagree: start this payload over.
-        this.partials.delete(seq);
+      const whole = this.assemble(seq, message.byteLength, offset, chunk, sum);
+      if (whole === null) return;
+      if (payloadChecksum(seq, whole) !== sum) {
         this.rejected++;
         return;
       }
-      if (partial === undefined) {
-        partial = { bytes: new Uint8Array(message.byteLength), filled: 0, sum };
-        this.partials.set(seq, partial);
-      }
-      const fits = chunk.byteLength > 0 && offset + chunk.byteLength <= message.byteLength;
-      if (partial.filled !== offset || !fits) {
-        // Not the piece asked for (a buggy or hostile source): start this payload over, so the
-        // pass does not ask again at once.
-        this.partials.delete(seq);
-        this.rejected++;
-        return;
-      }
-      partial.bytes.set(chunk, offset);
-      partial.filled += chunk.byteLength;
-      if (partial.filled < message.byteLength) return;
-      this.partials.delete(seq);
-      if (payloadChecksum(seq, partial.bytes) !== partial.sum) {
-        this.rejected++;
-        return;
-      }
-      assert(engine.fillPayload(queueGen, seq, partial.bytes), 'a fetched payload fills its gap');
+      assert(engine.fillPayload(queueGen, seq, whole), 'a fetched payload fills its gap');
       this.reported.delete(seq);
       this.fetched++;
       this.host.filled(queueGen);
       completed = true;
     });
     return completed;
+  }
+
+  /**
+   * Adds `chunk` (from `offset`, with checksum `sum`) to payload `seq` of `byteLength` bytes:
+   * the whole payload once every chunk is in (the chunk itself when it is the whole payload: no
+   * copy), else null (more to come, or the chunk does not fit and the payload starts over).
+   */
+  private assemble(
+    seq: number,
+    byteLength: number,
+    offset: number,
+    chunk: Uint8Array,
+    sum: number,
+  ): Uint8Array | null {
+    let partial = this.partials.get(seq);
+    if (partial !== undefined && partial.sum !== sum) {
+      // Chunks of copies that disagree: start this payload over.
+      this.partials.delete(seq);
+      this.rejected++;
+      return null;
+    }
+    const fits = chunk.byteLength > 0 && offset + chunk.byteLength <= byteLength;
+    if ((partial?.filled ?? 0) !== offset || !fits) {
+      // Not the piece asked for (a buggy or hostile source): start this payload over, so the
+      // pass does not ask again at once.
+      this.partials.delete(seq);
+      this.rejected++;
+      return null;
+    }
+    if (partial === undefined && chunk.byteLength === byteLength) return chunk;
+    if (partial === undefined) {
+      partial = { bytes: new Uint8Array(byteLength), filled: 0, sum };
+      this.partials.set(seq, partial);
+    }
+    partial.bytes.set(chunk, offset);
+    partial.filled += chunk.byteLength;
+    if (partial.filled < byteLength) return null;
+    this.partials.delete(seq);
+    return partial.bytes;
   }
 
   /**

@@ -10,7 +10,9 @@
 // an operator's restart, the likeliest time for damage to surface) runs a tick every
 // SCRUB_TICK_MS_FIRST; later passes a tick every SCRUB_TICK_MS, after a rest of SCRUB_REST_MS. A
 // tick reads at most SCRUB_BYTES_PER_TICK bytes in SCRUB_RECORDS_PER_TICK records, so the reads
-// (synchronous, like every payload read) never hold the member for long. The walk keeps a cursor
+// (synchronous, like every payload read) never hold the member for long; and it visits at most
+// SCRUB_VISITS_PER_TICK messages, so a walk over a rebuilding replica's messages (most of them
+// without a payload here yet, which are not read) is bounded too. The walk keeps a cursor
 // (queue generation, seq), as the fetcher does: no per-message state.
 
 import { PAYLOAD_MISSING, type Message, type Queue, type SpoolEngine } from '@spoolmq/engine';
@@ -19,6 +21,7 @@ import type { ReplicaPayloadStore } from '../store/replica-payloads.js';
 
 export const SCRUB_BYTES_PER_TICK = 4 * 1024 * 1024;
 export const SCRUB_RECORDS_PER_TICK = 2048;
+export const SCRUB_VISITS_PER_TICK = 65_536;
 export const SCRUB_TICK_MS_FIRST = 100;
 export const SCRUB_TICK_MS = 1000;
 export const SCRUB_REST_MS = 10 * 60_000;
@@ -94,9 +97,14 @@ export class PayloadScrubber {
   private walk(engine: SpoolEngine, bad: [Queue, Message, string][]): boolean {
     let bytes = 0;
     let records = 0;
-    const full = (): boolean => bytes >= SCRUB_BYTES_PER_TICK || records >= SCRUB_RECORDS_PER_TICK;
+    let visits = 0;
+    const full = (): boolean =>
+      bytes >= SCRUB_BYTES_PER_TICK ||
+      records >= SCRUB_RECORDS_PER_TICK ||
+      visits >= SCRUB_VISITS_PER_TICK;
     const walked = engine.walkMessages(this.cursor, (queue, message) => {
       if (full()) return false;
+      visits++;
       if (message.location === PAYLOAD_MISSING) return true;
       records++;
       this.scrubbed++;

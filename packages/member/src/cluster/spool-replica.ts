@@ -33,12 +33,12 @@ import {
   type Transport,
 } from '@spoolmq/raft';
 import type { AdminStepOf, PayloadChunks, PayloadItem } from '@spoolmq/protocol';
-import { type Clock, monotonicClock, type TimerHandle } from '../host/clock.js';
+import { type Clock, type TimerHandle, afterTurn, monotonicClock } from '../host/clock.js';
 import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
 import { SpoolHost } from '../host/spool-host.js';
 import type { TokenCodec } from '../host/tokens.js';
-import { recoverHeldPayloads } from '../store/held-payloads.js';
+import { HeldPayloadRecovery, recoverHeldPayloads } from '../store/held-payloads.js';
 import { MemoryReplicaPayloads, type ReplicaPayloadStore } from '../store/replica-payloads.js';
 import { notPrimary, unavailable } from './cluster-errors.js';
 import { encodeBarrier, entryCommand, entryTimeMs, isBarrier } from './entry-codec.js';
@@ -197,6 +197,8 @@ export class SpoolReplica implements StateMachine {
   private pendingCheckpoint: number | null = null;
   private readonly fetcher: PayloadFetcher;
   private readonly scrubber: PayloadScrubber;
+  /** The scan of this replica's own store after a restore, while it runs (restorePayloads). */
+  private recovery: HeldPayloadRecovery | null = null;
   /** Which hand-off record, if any, the next opening takes over. */
   private readonly handOffs = new HandOffTracker();
   /** The member is stopping: this replica never opens as primary again. */
@@ -224,6 +226,7 @@ export class SpoolReplica implements StateMachine {
         return fetch(member, { op: 'payloads', group: this.group, items });
       },
       closed: () => this.closed || this.failure !== null,
+      recovering: () => this.recovery !== null,
       clock: options.clock,
       filled: (queueGen) => this.payloadFilled(queueGen),
       unrepaired: (report) => this.options.onPayloadUnrepaired?.(report),
@@ -427,8 +430,34 @@ export class SpoolReplica implements StateMachine {
    * At start too: the saved snapshot may be one installed from another replica.
    */
   private restorePayloads(installed: boolean): void {
-    this.payloadsRecovered += recoverHeldPayloads(this.engineValue, this.payloads);
-    if (installed && this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
+    if (!installed) {
+      // At start, whole: the saved snapshot's payloads must be found before `sweep` drops what
+      // it does not reference, and the replica serves nothing yet.
+      this.payloadsRecovered += recoverHeldPayloads(this.engineValue, this.payloads);
+      return;
+    }
+    const engine = this.engineValue;
+    const recovery = new HeldPayloadRecovery(engine, this.payloads, (queueGen) => {
+      if (this.engineValue === engine) this.payloadFilled(queueGen);
+    });
+    this.recovery = recovery;
+    // A step per event-loop turn (HELD_SCAN_STEP_BYTES each): Raft ticks, appends and calls run
+    // between steps. The fetcher waits for the scan (see `recovering`): what this store still
+    // holds is not fetched.
+    const step = (): void => {
+      if (this.closed || this.recovery !== recovery) return; // closed, or another restore
+      const done = recovery.step();
+      this.payloadsRecovered += recovery.taken - taken;
+      taken = recovery.taken;
+      if (!done) {
+        afterTurn(step);
+        return;
+      }
+      this.recovery = null;
+      if (engine.missingPayloadCount > 0) this.fetcher.kick();
+    };
+    let taken = 0;
+    step();
   }
 
   // ---- Serving -----------------------------------------------------------------------------

@@ -12,6 +12,21 @@ import { MemoryPayloadStore, type PayloadStore } from '@spoolmq/engine';
  */
 export type HeldPayloadTaker = (seq: number, payload: Uint8Array) => boolean;
 
+/**
+ * A scan of a store for the payloads it still holds (recoverHeld), run a bounded step at a time:
+ * a scan of gigabytes in one go held the member's event loop for seconds (issue 13), long enough
+ * for its Raft groups to lose their leaders.
+ */
+export interface HeldScan {
+  /**
+   * Scans on, reading about `bytesMax` bytes (a record larger than that whole): each intact record
+   * of a wanted seq goes to `take`. Returns true once the scan is done (everything read, nothing
+   * wanted any more, or the store closed). Between steps the store may be used as ever: a
+   * segment deleted meanwhile is not read, and its payloads stay wanted.
+   */
+  step(bytesMax: number): boolean;
+}
+
 export interface ReplicaPayloadStore extends PayloadStore {
   /**
    * Marks the state as it is now, for a snapshot of it; returns the checkpoint number (ever
@@ -31,10 +46,10 @@ export interface ReplicaPayloadStore extends PayloadStore {
    * its checksum goes to `take`, and the append it leads to reuses the record (no copy). Used
    * after a snapshot whose locations mean nothing here (another replica's, or one saved before
    * its payloads were fetched), so only what this replica really lacks is fetched from peers.
-   * Reads every stored byte at most once; memory beyond `wanted` stays bounded. Returns how many
-   * payloads were taken.
+   * Reads every stored byte at most once, as the returned scan is stepped; memory beyond
+   * `wanted` stays bounded. Nothing is read until the first step.
    */
-  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): number;
+  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): HeldScan;
   /**
    * Reads the record of `seq` at `location` from the medium (never from a cache) and checks it:
    * null when intact, else why not (a scrub finds latent bad bytes this way).
@@ -58,12 +73,15 @@ export class MemoryReplicaPayloads extends MemoryPayloadStore implements Replica
   private checkpoints = 0;
   /** Payloads retired (newest first) with the checkpoint count at which each was retired. */
   private retired: { readonly store: MemoryPayloadStore; readonly at: number }[] = [];
+  /** The held-payload scan under way (see SegmentStore's). */
+  private scanning: HeldScan | null = null;
 
   checkpoint(): number {
     return ++this.checkpoints;
   }
 
   saved(checkpoint: number): void {
+    if (this.scanning !== null) return; // as the segment store: kept until the scan is done
     this.retired = this.retired.filter((retired) => retired.at >= checkpoint);
   }
 
@@ -72,17 +90,30 @@ export class MemoryReplicaPayloads extends MemoryPayloadStore implements Replica
     this.clear();
   }
 
-  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): number {
-    let taken = 0;
-    for (const [seq, byteLength] of wanted) {
-      for (const store of [this, ...this.retired.map((retired) => retired.store)]) {
-        const payload = heldPayload(store, seq, byteLength);
-        if (payload === null) continue;
-        if (take(seq, payload)) taken++;
-        break;
-      }
-    }
-    return taken;
+  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): HeldScan {
+    const open = [...wanted];
+    let next = 0;
+    const scan: HeldScan = {
+      step: (bytesMax) => {
+        if (this.scanning !== scan) return true;
+        let bytes = 0;
+        while (next < open.length && bytes < bytesMax) {
+          const [seq, byteLength] = open[next++]!;
+          bytes += byteLength;
+          for (const store of [this, ...this.retired.map((retired) => retired.store)]) {
+            const payload = heldPayload(store, seq, byteLength);
+            if (payload === null) continue;
+            take(seq, payload);
+            break;
+          }
+        }
+        if (next < open.length) return false;
+        this.scanning = null;
+        return true;
+      },
+    };
+    this.scanning = scan;
+    return scan;
   }
 
   verify(seq: number, location: number, byteLength: number): string | null {

@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import { PAYLOAD_MISSING, PayloadError, assert } from '@spoolmq/engine';
 import { StorageError } from '@spoolmq/raft';
 import type { PayloadCache } from './payload-cache.js';
-import type { HeldPayloadTaker, ReplicaPayloadStore } from './replica-payloads.js';
+import type { HeldPayloadTaker, HeldScan, ReplicaPayloadStore } from './replica-payloads.js';
 import { RECORD_HEADER_BYTES, checkRecord, encodeRecordHeader } from './segment-record.js';
 
 export const SEGMENT_BYTES_DEFAULT = 64 * 1024 * 1024;
@@ -61,6 +61,22 @@ interface Segment {
   retiredAt: number;
 }
 
+/** Where a held-payload scan (recoverHeld) goes on: segment `no`, at `offset`. */
+interface ScanPosition {
+  readonly no: number;
+  offset: number;
+}
+
+/** The block of a segment a held-payload scan has read: file offsets `start` to `end`. */
+interface ScanBlock {
+  readonly fd: number;
+  /** The file's size when the step began. */
+  readonly size: number;
+  readonly bytes: Buffer;
+  start: number;
+  end: number;
+}
+
 /** Sizes of a store, bytes. */
 export interface SegmentStoreStats {
   readonly segments: number;
@@ -85,6 +101,11 @@ export class SegmentStore implements ReplicaPayloadStore {
   private checkpoints = 0;
   private failure: Error | null = null;
   private closed = false;
+  /**
+   * The held-payload scan under way (recoverHeld; a newer one ends an older one): until it is
+   * done, saved snapshots delete no segment, so it reads every record it was started over.
+   */
+  private scanning: HeldScan | null = null;
   /** During recoverHeld: the record the next append of its seq reuses instead of writing. */
   private reusing: { readonly seq: number; readonly location: number } | null = null;
 
@@ -184,17 +205,34 @@ export class SegmentStore implements ReplicaPayloadStore {
     return payload;
   }
 
-  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): number {
-    if (this.closed || wanted.size === 0) return 0;
+  recoverHeld(wanted: ReadonlyMap<number, number>, take: HeldPayloadTaker): HeldScan {
     const open = new Map(wanted);
-    let taken = 0;
     // Newest first: live records gather in newer segments (compaction moves them forward).
     const nos = [...this.segments.keys()].sort((a, b) => b - a);
-    for (const no of nos) {
-      if (open.size === 0) break;
-      taken += this.scanSegment(no, open, take);
-    }
-    return taken;
+    let at: ScanPosition | null = null;
+    const scan: HeldScan = {
+      step: (bytesMax) => {
+        let budget = bytesMax;
+        while (budget > 0) {
+          if (this.scanning !== scan || this.closed || open.size === 0) {
+            if (this.scanning === scan) this.scanning = null;
+            return true;
+          }
+          if (at === null) {
+            const no = nos.shift();
+            if (no === undefined) return true;
+            at = { no, offset: 0 };
+          }
+          // A segment deleted between steps (a snapshot was saved) is not read any more.
+          const read = this.segments.has(at.no) ? this.scanSegment(at, open, take, budget) : null;
+          if (read === null) at = null;
+          else budget -= read;
+        }
+        return false;
+      },
+    };
+    this.scanning = scan;
+    return scan;
   }
 
   verify(seq: number, location: number, byteLength: number): string | null {
@@ -216,64 +254,89 @@ export class SegmentStore implements ReplicaPayloadStore {
   }
 
   /**
-   * Walks the records of segment `no` from its start, handing each intact record of a seq in
-   * `open` (with the wanted length) to `take`; taken seqs leave `open`. Stops at a record that
-   * runs past the file's end (a torn tail, or a length bit flipped: what follows cannot be
-   * framed) and on a read error (those payloads are fetched from peers instead).
+   * Walks the records of segment `at.no` from `at.offset` (moved on), reading about `budget`
+   * bytes, handing each intact record of a seq in `open` (with the wanted length) to `take`;
+   * taken seqs leave `open`. Returns the bytes read, or null once the segment is done: at its
+   * end, at a record that runs past the file's end (a torn tail, or a length bit flipped: what
+   * follows cannot be framed), and on a read error (those payloads are fetched from peers).
    */
-  private scanSegment(no: number, open: Map<number, number>, take: HeldPayloadTaker): number {
+  private scanSegment(
+    at: ScanPosition,
+    open: Map<number, number>,
+    take: HeldPayloadTaker,
+    budget: number,
+  ): number | null {
     let fd: number;
     try {
-      fd = fs.openSync(this.segmentPath(no), 'r');
+      fd = fs.openSync(this.segmentPath(at.no), 'r');
     } catch {
-      return 0;
+      return null;
     }
-    let taken = 0;
     try {
       const size = fs.fstatSync(fd).size;
-      const block = Buffer.allocUnsafe(Math.min(SCAN_BLOCK_BYTES, size));
-      let blockStart = 0;
-      let blockEnd = 0;
-      let offset = 0;
-      while (offset + RECORD_HEADER_BYTES <= size && open.size > 0) {
-        if (offset + RECORD_HEADER_BYTES > blockEnd) {
-          blockStart = offset;
-          blockEnd = offset + readFully(fd, block, offset);
-          if (blockEnd - offset < RECORD_HEADER_BYTES) break;
+      const bytes = Buffer.allocUnsafe(Math.max(0, Math.min(SCAN_BLOCK_BYTES, size - at.offset)));
+      const block: ScanBlock = { fd, size, bytes, start: 0, end: 0 };
+      let read = 0;
+      while (at.offset + RECORD_HEADER_BYTES <= size && open.size > 0) {
+        if (at.offset + RECORD_HEADER_BYTES > block.end) {
+          // Only at a block's end: the next step goes on from here without reading twice.
+          if (read >= budget) return read;
+          block.start = at.offset;
+          block.end = at.offset + readFully(fd, bytes, at.offset);
+          read += block.end - block.start;
+          if (block.end - at.offset < RECORD_HEADER_BYTES) return null;
         }
-        const at = offset - blockStart;
-        const byteLength = block.readUInt32BE(at);
-        const seq = block.readDoubleBE(at + 8);
-        const end = offset + RECORD_HEADER_BYTES + byteLength;
-        if (end > size) break;
-        if (open.get(seq) === byteLength) {
-          let record: Buffer;
-          if (end <= blockEnd) {
-            record = block.subarray(at, at + RECORD_HEADER_BYTES + byteLength);
-          } else {
-            record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
-            record = record.subarray(0, readFully(fd, record, offset));
-          }
-          if (checkRecord(record, seq, byteLength) === null) {
-            this.reusing = { seq, location: no * LOCATION_SPAN + offset };
-            try {
-              if (take(seq, record.subarray(RECORD_HEADER_BYTES))) taken++;
-            } finally {
-              this.reusing = null;
-            }
-            open.delete(seq);
-          }
-        }
-        offset = end;
+        const extra = this.scanRecord(at, block, open, take);
+        if (extra === null) return null;
+        read += extra;
       }
+      return null;
     } catch (error) {
       // A read error ends this segment's scan: what it held is fetched from peers instead.
       // Anything else (the engine's assertions in `take`) is a bug: it goes on up.
       if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+      return null;
     } finally {
       fs.closeSync(fd);
     }
-    return taken;
+  }
+
+  /**
+   * The record at `at.offset` (moved past it), whose header is in `block`: handed to `take` when
+   * wanted and intact. Returns the bytes read beside the block (a wanted record that does not
+   * fit in it), or null when the record runs past the file's end.
+   */
+  private scanRecord(
+    at: ScanPosition,
+    block: ScanBlock,
+    open: Map<number, number>,
+    take: HeldPayloadTaker,
+  ): number | null {
+    const offset = at.offset;
+    const inBlock = offset - block.start;
+    const byteLength = block.bytes.readUInt32BE(inBlock);
+    const seq = block.bytes.readDoubleBE(inBlock + 8);
+    const end = offset + RECORD_HEADER_BYTES + byteLength;
+    if (end > block.size) return null;
+    at.offset = end;
+    if (open.get(seq) !== byteLength) return 0;
+    let record: Buffer;
+    if (end <= block.end) {
+      record = block.bytes.subarray(inBlock, inBlock + RECORD_HEADER_BYTES + byteLength);
+    } else {
+      record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + byteLength);
+      record = record.subarray(0, readFully(block.fd, record, offset));
+    }
+    if (checkRecord(record, seq, byteLength) === null) {
+      this.reusing = { seq, location: at.no * LOCATION_SPAN + offset };
+      try {
+        take(seq, record.subarray(RECORD_HEADER_BYTES));
+      } finally {
+        this.reusing = null;
+      }
+      open.delete(seq);
+    }
+    return end <= block.end ? 0 : record.byteLength;
   }
 
   adopt(location: number, byteLength: number): void {
@@ -319,6 +382,8 @@ export class SegmentStore implements ReplicaPayloadStore {
   }
 
   saved(checkpoint: number): void {
+    // Deleted by a later save instead (reclaiming later is safe; see `scanning`).
+    if (this.scanning !== null) return;
     for (const segment of [...this.segments.values()]) {
       if (segment.retiredAt >= 0 && segment.retiredAt < checkpoint) this.remove(segment);
     }

@@ -5,6 +5,7 @@ import {
   FETCH_ITEMS_MAX,
   FETCH_RETRY_MS_MAX,
   FETCH_RETRY_MS_MIN,
+  FETCH_WINDOW,
   type FetchHost,
   UNREPAIRED_PASSES,
   PayloadFetcher,
@@ -118,6 +119,7 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
   const filled: number[] = [];
   const calls: string[] = [];
   const tamper = { on: false, grow: false };
+  const scan = { recovering: false };
   const host: FetchHost = {
     group: 'spool:default#1',
     clock,
@@ -142,10 +144,12 @@ function fetching(peers: Record<string, SpoolEngine | 'down'>, lost: number[]) {
       return { ...answer, chunks };
     },
     closed: () => false,
+    recovering: () => scan.recovering,
     filled: (queueGen) => filled.push(queueGen),
     unrepaired: (report) => unrepaired.push(report),
   };
-  return { engine, queue, clock, fetcher: new PayloadFetcher(host), unrepaired, filled, calls, tamper };
+  const fetcher = new PayloadFetcher(host);
+  return { engine, queue, clock, fetcher, unrepaired, filled, calls, tamper, scan };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -173,8 +177,10 @@ describe('PayloadFetcher', () => {
     expect(two.where).toBe(Where.Unavailable);
     fetcher.kick();
     await until(() => engine.missingPayloadCount === 0);
-    expect(engine.payloadOf(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
-    expect(engine.payloadOf(queue.order.find(3)!)).toEqual(new Uint8Array(300 * 1024).fill(2));
+    // Compared as bytes: a payload that came whole in one chunk is stored as the chunk (a Buffer).
+    expect(new Uint8Array(engine.payloadOf(two))).toEqual(new Uint8Array(300 * 1024).fill(1));
+    const three = engine.payloadOf(queue.order.find(3)!);
+    expect(new Uint8Array(three)).toEqual(new Uint8Array(300 * 1024).fill(2));
     expect(two.where).toBe(Where.Ready);
     expect(fetcher.fetched).toBe(2);
     expect(filled).toEqual([queue.gen, queue.gen]);
@@ -190,7 +196,8 @@ describe('PayloadFetcher', () => {
     tamper.on = false;
     await clock.advance(FETCH_RETRY_MS_MIN);
     await until(() => engine.missingPayloadCount === 0);
-    expect(engine.payloadOf(engine.queue('q')!.order.find(2)!)).toEqual(new Uint8Array(300 * 1024).fill(1));
+    const two = engine.payloadOf(engine.queue('q')!.order.find(2)!);
+    expect(new Uint8Array(two)).toEqual(new Uint8Array(300 * 1024).fill(1));
   });
 
   it('reports a payload no peer has once, backs off on the clock, and takes it when a peer comes back', async () => {
@@ -264,5 +271,103 @@ describe('PayloadFetcher', () => {
     await passes(clock, UNREPAIRED_PASSES * 2);
     expect(unrepaired).toEqual([]);
     expect(engine.missingPayloadCount).toBe(1);
+  });
+});
+
+describe('PayloadFetcher window', () => {
+  /** 40 payloads of 200 KiB dropped here; peers answer only when `release` is called. */
+  function gated() {
+    const engine = engineWith(40, 200 * 1024);
+    const queue = engine.queue('q')!;
+    for (const message of queue.order.liveMessages()) engine.dropPayload(queue, message);
+    const peers: Record<string, SpoolEngine> = { n2: engineWith(40, 200 * 1024), n3: engineWith(40, 200 * 1024) };
+    const waiting: (() => void)[] = [];
+    const asked: string[] = [];
+    let inFlight = 0;
+    let inFlightMax = 0;
+    const host: FetchHost = {
+      group: 'spool:default#1',
+      clock: new ManualClock(),
+      engine: () => engine,
+      sources: () => Object.keys(peers),
+      fetch: async (member, items) => {
+        asked.push(member);
+        inFlightMax = Math.max(inFlightMax, ++inFlight);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        inFlight--;
+        return servePayloadChunks(peers[member]!, items);
+      },
+      closed: () => false,
+      recovering: () => false,
+      filled: () => {},
+      unrepaired: () => {},
+    };
+    const release = (): void => waiting.splice(0).forEach((resolve) => resolve());
+    return { engine, queue, fetcher: new PayloadFetcher(host), waiting, asked, release, max: () => inFlightMax };
+  }
+
+  it('keeps FETCH_WINDOW calls in flight, spread over the replicas, and never more', async () => {
+    const { engine, queue, fetcher, waiting, asked, release, max } = gated();
+    fetcher.kick();
+    await until(() => waiting.length === FETCH_WINDOW);
+    // Lanes start at different sources: both replicas are asked at once.
+    expect(new Set(asked)).toEqual(new Set(['n2', 'n3']));
+    for (let i = 0; i < 200 && engine.missingPayloadCount > 0; i++) {
+      await until(() => waiting.length > 0 || engine.missingPayloadCount === 0);
+      release();
+    }
+    await until(() => engine.missingPayloadCount === 0);
+    expect(max()).toBe(FETCH_WINDOW);
+    expect(fetcher.fetched).toBe(40);
+    for (const message of queue.order.liveMessages()) {
+      const expected = new Uint8Array(200 * 1024).fill(message.seq - 1);
+      expect(Buffer.from(engine.payloadOf(message)).equals(expected)).toBe(true);
+    }
+  });
+});
+
+describe('PayloadFetcher with a replica down', () => {
+  it('asks it last once a call to it failed in the pass: lanes do not wait on it each call', async () => {
+    const engine = engineWith(40, 200 * 1024);
+    const queue = engine.queue('q')!;
+    for (const message of queue.order.liveMessages()) engine.dropPayload(queue, message);
+    const good = engineWith(40, 200 * 1024);
+    const calls: string[] = [];
+    const host: FetchHost = {
+      group: 'spool:default#1',
+      clock: new ManualClock(),
+      engine: () => engine,
+      sources: () => ['n2', 'n3'],
+      fetch: async (member, items) => {
+        calls.push(member);
+        if (member === 'n2') throw new Error('unreachable');
+        return servePayloadChunks(good, items);
+      },
+      closed: () => false,
+      recovering: () => false,
+      filled: () => {},
+      unrepaired: () => {},
+    };
+    const fetcher = new PayloadFetcher(host);
+    fetcher.kick();
+    await until(() => engine.missingPayloadCount === 0);
+    // Lanes 0 and 2 start at n2, both before either call failed; none asks it after that.
+    expect(calls.filter((member) => member === 'n2')).toHaveLength(2);
+    expect(calls.filter((member) => member === 'n3').length).toBeGreaterThan(10);
+    expect(fetcher.fetched).toBe(40);
+  });
+});
+
+describe('PayloadFetcher while the replica scans its own store', () => {
+  it('asks nobody until the scan is done, then fetches what is still missing', async () => {
+    const { engine, fetcher, calls, scan } = fetching({ n2: engineWith(4, 300 * 1024) }, [1, 3]);
+    scan.recovering = true;
+    fetcher.kick();
+    for (let i = 0; i < 20; i++) await settle();
+    expect(calls).toEqual([]);
+    scan.recovering = false;
+    fetcher.kick();
+    await until(() => engine.missingPayloadCount === 0);
+    expect(calls.length).toBeGreaterThan(0);
   });
 });

@@ -14,7 +14,7 @@ import {
   resolveSettings,
 } from '@spoolmq/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { recoverHeldPayloads } from '../../src/store/held-payloads.js';
+import { HeldPayloadRecovery, recoverHeldPayloads } from '../../src/store/held-payloads.js';
 import { PayloadCache } from '../../src/store/payload-cache.js';
 import { MemoryReplicaPayloads } from '../../src/store/replica-payloads.js';
 import type { ReplicaPayloadStore } from '../../src/store/replica-payloads.js';
@@ -153,6 +153,60 @@ describe('recoverHeldPayloads over a segment store', () => {
     const [engine, recovered] = install(store, peerSnapshot(1));
     expect(recovered).toBe(0);
     expect(engine.missingPayloadCount).toBe(1);
+  });
+});
+
+describe('HeldPayloadRecovery, a step at a time', () => {
+  /** The peer's snapshot installed over `store` (as SpoolReplica.restore), not yet scanned. */
+  function installed(store: ReplicaPayloadStore, count: number): SpoolEngine {
+    store.retireAll();
+    return SpoolEngine.fromSnapshot(peerSnapshot(count), undefined, store);
+  }
+
+  it('reads about one block per step of a byte, and ends with every payload, each queue told', () => {
+    const store = openSegments();
+    fill(SpoolEngine.over(store), 24); // about 6.4 MB: several scan blocks
+    const engine = installed(store, 24);
+    const told: number[] = [];
+    const recovery = new HeldPayloadRecovery(engine, store, (queueGen) => told.push(queueGen));
+    let steps = 1;
+    expect(recovery.step(1)).toBe(false);
+    // One step read one block (1 MiB) or one larger record: far from all 24 payloads.
+    expect(recovery.taken).toBeLessThan(12);
+    while (!recovery.step(1)) steps++;
+    expect(steps).toBeGreaterThanOrEqual(4); // a block, or a block and a 1.5 MB record, each
+    expect(recovery.taken).toBe(24);
+    expect(engine.missingPayloadCount).toBe(0);
+    expect(new Set(told)).toEqual(new Set([engine.queue('q')!.gen]));
+    expectPayloads(engine, Array.from({ length: 24 }, (_, i) => i + 1));
+  });
+
+  it('a snapshot saved between steps deletes no segment the scan has yet to read', () => {
+    const store = openSegments();
+    fill(SpoolEngine.over(store), 24);
+    const engine = installed(store, 24);
+    const recovery = new HeldPayloadRecovery(engine, store);
+    recovery.step(1);
+    store.saved(store.checkpoint()); // the installed snapshot's save, in the same turn
+    while (!recovery.step(1));
+    expect(recovery.taken).toBe(24);
+    expectPayloads(engine, [1, 4, 24]);
+    // Once the scan is done, saves reclaim again: nothing is live there but what was taken.
+    store.saved(store.checkpoint());
+    expect(store.stats().liveRecords).toBe(24);
+  });
+
+  it('a newer scan ends an older one (another snapshot was installed meanwhile)', () => {
+    const store = new MemoryReplicaPayloads('own-store');
+    fill(SpoolEngine.over(store), 6);
+    const first = new HeldPayloadRecovery(installed(store, 6), store);
+    const engine = installed(store, 6);
+    const second = new HeldPayloadRecovery(engine, store);
+    expect(first.step()).toBe(true);
+    expect(first.taken).toBe(0);
+    expect(second.step()).toBe(true);
+    expect(second.taken).toBe(6);
+    expectPayloads(engine, [1, 2, 3, 4, 5, 6]);
   });
 });
 
