@@ -61,7 +61,7 @@ import {
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
-import { hex, hostsReplica } from './meta-state.js';
+import { hex } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
@@ -72,14 +72,10 @@ import { CallRouter } from './call-router.js';
 import { type MemberStatus, memberStatus } from './member-metrics.js';
 import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
+import { ReplicaRegistry } from './replica-registry.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery } from './storage-recovery.js';
-import {
-  type ClusterCodecs,
-  SpoolReplica,
-  parseSpoolGroup,
-  spoolGroup,
-} from './spool-replica.js';
+import { type ClusterCodecs, SpoolReplica, spoolGroup } from './spool-replica.js';
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
@@ -138,10 +134,8 @@ export class Member implements AccountsHost, AdminHost {
   /** The cluster layer's time (MemberOptions.clusterClock): waits, retries, reconciliation. */
   private readonly clusterClock: Clock;
   private readonly plan: Plan;
-  private readonly replicas = new Map<string, SpoolReplica>();
-  private readonly starting = new Map<string, Promise<void>>();
-  /** Replicas of deleted spools being closed and dropped from storage. */
-  private readonly stopping = new Map<string, Promise<void>>();
+  /** The spool replicas hosted here: starting, running, stopping. */
+  private readonly replicas: ReplicaRegistry<SpoolReplica>;
   /** When this member can serve, and who waits for it. */
   private readonly readiness: MemberReadiness;
   private reconcileTimer: TimerHandle | null = null;
@@ -171,8 +165,6 @@ export class Member implements AccountsHost, AdminHost {
   private readonly memory: MemoryMonitor;
   /** Restarts every group in process after a storage failure (storage-recovery.ts). */
   private readonly recovery: StorageRecovery;
-  /** The groups are stopped for a recovery: no replica starts until they start again. */
-  private groupsStopped = false;
 
   private constructor(options: MemberOptions) {
     this.options = options;
@@ -188,6 +180,18 @@ export class Member implements AccountsHost, AdminHost {
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
     this.peers = { ...options.peers };
+    this.replicas = new ReplicaRegistry<SpoolReplica>({
+      id: this.id,
+      isClosing: () => this.closing,
+      open: (spool, gen, bootstrap) => this.openReplica(spool, gen, bootstrap),
+      drop: async (group) => {
+        await this.storageValue.group(group).destroy();
+        await this.payloads.destroy(group);
+      },
+      onOpened: (spool, replica) => this.replicaOpened(spool, replica),
+      onDropped: () => this.reconcile(),
+      onError: (error) => (this.lastStartError = error),
+    });
     this.recovery = new StorageRecovery(
       {
         stopGroups: () => this.stopGroups(),
@@ -202,7 +206,7 @@ export class Member implements AccountsHost, AdminHost {
       clock: this.clusterClock,
       held: () =>
         this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
-      replicas: () => this.replicas,
+      replicas: () => this.replicas.all(),
       placements: () => this.metaValue?.state.spools.values() ?? [],
       lastStartError: () => this.lastStartError,
     });
@@ -211,7 +215,7 @@ export class Member implements AccountsHost, AdminHost {
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
     this.plans = new PlanReconciler({
       replica: (spool) => this.replicas.get(spool),
-      spools: () => this.replicas.keys(),
+      spools: () => this.replicas.all().keys(),
       clock: this.clusterClock,
       retryMs: tickMs,
     });
@@ -282,7 +286,7 @@ export class Member implements AccountsHost, AdminHost {
     this.metaValue = await this.startMeta(stored);
     this.watchNode(META_GROUP, this.metaValue.node);
     this.watchMeta(this.metaValue.node);
-    await this.startStoredReplicas(stored);
+    await this.replicas.startStored(stored);
     this.reconcile();
     // Events bring the reconciliation back whenever the metadata may have caught up (see
     // watchMeta). A leader's lease, which its own moved-away replicas wait for, comes without
@@ -316,27 +320,6 @@ export class Member implements AccountsHost, AdminHost {
       randomBytes: options.randomBytes ?? systemRandomBytes,
       onApplied: (command, result) => this.onMetaApplied(command, result),
     });
-  }
-
-  /**
-   * Starts the spool groups found in storage, the latest incarnation of each name; earlier ones
-   * (a deletion interrupted by a crash) are dropped.
-   */
-  private async startStoredReplicas(stored: readonly string[]): Promise<void> {
-    const latest = new Map<string, number>();
-    const stale: string[] = [];
-    for (const group of stored) {
-      const parsed = parseSpoolGroup(group);
-      if (parsed === null) continue;
-      const other = latest.get(parsed.name);
-      if (other !== undefined) stale.push(spoolGroup(parsed.name, Math.min(other, parsed.gen)));
-      latest.set(parsed.name, Math.max(other ?? 0, parsed.gen));
-    }
-    for (const group of stale) {
-      await this.storageValue.group(group).destroy();
-      await this.payloads.destroy(group);
-    }
-    for (const [name, gen] of latest) this.startReplica(name, gen, undefined);
   }
 
   private async startGrpc(): Promise<Transport> {
@@ -567,21 +550,20 @@ export class Member implements AccountsHost, AdminHost {
     return this.metaValue!;
   }
 
-  /** This member's replica of `spool`, if it holds one. */
   /**
    * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts; the
    * items were checked as they were decoded). Throws 503 unavailable when no replica of it runs
    * here.
    */
   servePayloads(group: string, items: readonly PayloadItem[]): FetchAnswer {
-    const parsed = parseSpoolGroup(group);
-    const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
-    if (replica === undefined || replica.group !== group) {
+    const replica = this.replicas.ofGroup(group);
+    if (replica === undefined) {
       throw unavailable(`no replica of ${group} runs on this member`);
     }
     return replica.servePayloads(items);
   }
 
+  /** This member's replica of `spool`, if it holds one. */
   replica(spool: string): SpoolReplica | undefined {
     return this.replicas.get(spool);
   }
@@ -609,7 +591,7 @@ export class Member implements AccountsHost, AdminHost {
       id: this.id,
       initialized: this.codecs !== null,
       meta: this.meta.status(),
-      replicas: this.replicas,
+      replicas: this.replicas.all(),
       nowMs: this.clock.nowMs(),
       disk: this.disk?.status() ?? null,
       memory: this.memory.status(),
@@ -648,7 +630,7 @@ export class Member implements AccountsHost, AdminHost {
     if (this.closing) return { groups: [], complete: true, elapsedMs: 0 };
     this.lameDuck = true;
     const groups: HandOffGroup[] = [];
-    for (const replica of this.replicas.values()) {
+    for (const replica of this.replicas.all().values()) {
       replica.enterLameDuck();
       const handOver = (to: string): Promise<void> => replica.handOff(to);
       groups.push({ group: replica.group, node: replica.node, handOver });
@@ -678,9 +660,7 @@ export class Member implements AccountsHost, AdminHost {
     await this.recovery.settled();
     this.readiness.close(unavailable(`member ${this.id} closed`));
     this.mover.close();
-    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
-    await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
-    this.replicas.clear();
+    await this.replicas.close();
     this.authListeners.clear();
     this.admin.close();
     await this.metaValue?.close();
@@ -701,7 +681,7 @@ export class Member implements AccountsHost, AdminHost {
 
   private onMetaApplied(command: MetaCommand | null, result: MetaResult | null): void {
     if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
-      this.stopReplica(command.name);
+      this.replicas.stop(command.name);
     }
     if (command === null || command.type === 'addMember') this.learnAddresses();
     if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) {
@@ -755,42 +735,21 @@ export class Member implements AccountsHost, AdminHost {
         cursors: new CursorCodec(state.secret, CLUSTER_SALT),
         patterns: this.patterns,
       };
-      for (const replica of this.replicas.values()) replica.provideCodecs(this.codecs);
+      for (const replica of this.replicas.all().values()) replica.provideCodecs(this.codecs);
     }
-    for (const record of state.spools.values()) {
-      if (!hostsReplica(record, this.id)) continue;
-      const running = this.replicas.get(record.name);
-      if (running !== undefined && running.gen < record.gen) {
-        this.stopReplica(record.name); // an earlier incarnation: reconciled again once stopped
-      } else {
-        // A replica joining by a move starts empty and waits for the spool's leader to add it
-        // (as a learner); only the members of the replica set found a new group.
-        const founders = record.replicas.includes(this.id) ? record.replicas : undefined;
-        this.startReplica(record.name, record.gen, founders);
-      }
-    }
-    this.stopMovedAway();
+    this.replicas.reconcile(state.spools, () => this.metaCaughtUp());
     this.readiness.check();
   }
 
-  /** Stops the replicas of spools moved off this member and drops their storage. */
-  private stopMovedAway(): void {
-    if (this.replicas.size === 0 || !this.metaCaughtUp()) return;
-    const spools = this.meta.state.spools;
-    for (const [name, replica] of this.replicas) {
-      const record = spools.get(name);
-      if (record?.gen === replica.gen && !hostsReplica(record, this.id)) this.stopReplica(name);
-    }
-  }
-
-  /** Starts incarnation `gen` of `spool` unless a replica of it is running or starting. */
-  private startReplica(spool: string, gen: number, bootstrap: readonly string[] | undefined): void {
-    if (this.closing || this.replicas.has(spool) || this.starting.has(spool)) return;
-    if (this.stopping.has(spool)) return; // reconciled again once stopped
-    if (this.groupsStopped) return; // a storage recovery starts them
+  /** Opens incarnation `gen` of `spool` on this member's storage and transport. */
+  private openReplica(
+    spool: string,
+    gen: number,
+    bootstrap: readonly string[] | undefined,
+  ): Promise<SpoolReplica> {
     const options = this.options;
     const group = spoolGroup(spool, gen);
-    const start = SpoolReplica.start({
+    return SpoolReplica.start({
       name: spool,
       gen,
       memberId: this.id,
@@ -819,37 +778,23 @@ export class Member implements AccountsHost, AdminHost {
       ...(options.onPayloadScrubBad === undefined
         ? {}
         : { onPayloadScrubBad: options.onPayloadScrubBad }),
-    }).then(
-      async (replica) => {
-        this.starting.delete(spool);
-        if (this.closing) {
-          await replica.close();
-          return;
-        }
-        this.replicas.set(spool, replica);
-        if (this.lameDuck) replica.enterLameDuck();
-        this.watchNode(replica.group, replica.node);
-        if (this.codecs !== null) replica.provideCodecs(this.codecs);
-        this.reconcile();
-        this.mover.kick(spool);
-      },
-      (error: unknown) => {
-        this.starting.delete(spool);
-        this.lastStartError = error instanceof Error ? error : new Error(String(error));
-      },
-    );
-    this.starting.set(spool, start);
+    });
+  }
+
+  /** A replica opened and is registered: it joins the member's state (lame duck, codecs). */
+  private replicaOpened(spool: string, replica: SpoolReplica): void {
+    if (this.lameDuck) replica.enterLameDuck();
+    this.watchNode(replica.group, replica.node);
+    if (this.codecs !== null) replica.provideCodecs(this.codecs);
+    this.reconcile();
+    this.mover.kick(spool);
   }
 
   // ---- Storage recovery (storage-recovery.ts) -----------------------------------------------
 
   /** Closes every group; the closed metadata replica stays readable until its successor runs. */
   private async stopGroups(): Promise<void> {
-    this.groupsStopped = true;
-    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
-    const replicas = [...this.replicas.values()];
-    this.replicas.clear();
-    await Promise.all(replicas.map((replica) => replica.close()));
+    await this.replicas.pause();
     await this.metaValue?.close();
   }
 
@@ -877,30 +822,11 @@ export class Member implements AccountsHost, AdminHost {
       return;
     }
     this.metaValue = meta;
-    this.groupsStopped = false;
-    await this.startStoredReplicas(stored);
+    this.replicas.resume();
+    await this.replicas.startStored(stored);
     this.onMetaApplied(null, null);
   }
 
-  /** The spool was deleted, recreated or moved away: stop its replica and drop its storage. */
-  private stopReplica(spool: string): void {
-    const replica = this.replicas.get(spool);
-    if (replica === undefined) return;
-    this.replicas.delete(spool);
-    const storage = this.storageValue.group(replica.group);
-    const stop = replica
-      .close()
-      .then(() => storage.destroy())
-      .then(() => this.payloads.destroy(replica.group))
-      .catch((error: unknown) => {
-        this.lastStartError = error instanceof Error ? error : new Error(String(error));
-      })
-      .then(() => {
-        this.stopping.delete(spool);
-        this.reconcile();
-      });
-    this.stopping.set(spool, stop);
-  }
 }
 
 /** Turns a freshly started node may take to apply the entries its log holds as committed. */
