@@ -52,16 +52,11 @@ import { PatternCache } from '../host/patterns.js';
 import { TokenCodec } from '../host/tokens.js';
 import { MemberPayloads } from '../store/member-payloads.js';
 import { unavailable } from './cluster-errors.js';
-import {
-  type AccountWatcher,
-  type AccountsHost,
-  accountsServiceRegistration,
-  answerAdminCall,
-} from '../rpc/accounts-rpc.js';
+import { accountsServiceRegistration, answerAdminCall } from '../rpc/accounts-rpc.js';
+import { AuthPush } from './auth-push.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
-import { hex } from './meta-state.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
@@ -109,19 +104,13 @@ const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
   'addMember',
   'removeMember',
 ]);
-/** Listeners of auth table changes (in-process gateways, watch streams). */
-const AUTH_LISTENERS_MAX = 2_048;
 
-export class Member implements AccountsHost, AdminHost {
+export class Member implements AdminHost {
   readonly id: string;
   /** The admin API's backend (accounts, keys, plans, spools) on this member. */
   readonly admin: MemberAdmin;
-  /** Gateways watching the auth table through this member (the accounts service). */
-  readonly watchers = new Set<AccountWatcher>();
-  private readonly authListeners = new Set<() => void>();
-  private authPushScheduled = false;
-  /** The auth table version last pushed to the listeners. */
-  private pushedAuthVersion = -1;
+  /** The auth table, pushed to in-process listeners and watching gateways. */
+  private readonly auth: AuthPush;
   /** Keeps the served spools' engines on the metadata's plans. */
   private readonly plans: PlanReconciler;
   /** Where each gateway call runs: this member's host, or the primary elsewhere. */
@@ -180,17 +169,13 @@ export class Member implements AccountsHost, AdminHost {
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
     this.peers = { ...options.peers };
-    this.replicas = new ReplicaRegistry<SpoolReplica>({
-      id: this.id,
+    this.replicas = this.replicaRegistry();
+    this.auth = new AuthPush({
+      meta: () => this.metaValue,
       isClosing: () => this.closing,
-      open: (spool, gen, bootstrap) => this.openReplica(spool, gen, bootstrap),
-      drop: async (group) => {
-        await this.storageValue.group(group).destroy();
-        await this.payloads.destroy(group);
-      },
-      onOpened: (spool, replica) => this.replicaOpened(spool, replica),
-      onDropped: () => this.reconcile(),
-      onError: (error) => (this.lastStartError = error),
+      metaCurrent: () => this.metaCurrent(),
+      messageSizeMaxBytes: this.plan.messageSizeMaxBytes,
+      clock: this.clusterClock,
     });
     this.recovery = new StorageRecovery(
       {
@@ -234,6 +219,22 @@ export class Member implements AccountsHost, AdminHost {
       // An election timeout's worth of ticks: long enough for a new leader to be known.
       retryMs: tickMs * (options.raft?.electionTicks ?? 10),
       clock: this.clusterClock,
+    });
+  }
+
+  /** The registry of the replicas hosted here, wired to this member's storage and pieces. */
+  private replicaRegistry(): ReplicaRegistry<SpoolReplica> {
+    return new ReplicaRegistry<SpoolReplica>({
+      id: this.id,
+      isClosing: () => this.closing,
+      open: (spool, gen, bootstrap) => this.openReplica(spool, gen, bootstrap),
+      drop: async (group) => {
+        await this.storageValue.group(group).destroy();
+        await this.payloads.destroy(group);
+      },
+      onOpened: (spool, replica) => this.replicaOpened(spool, replica),
+      onDropped: () => this.reconcile(),
+      onError: (error) => (this.lastStartError = error),
     });
   }
 
@@ -329,7 +330,7 @@ export class Member implements AccountsHost, AdminHost {
       selfId: this.id,
       listen: options.listen ?? options.peers[this.id]!,
       peers: options.peers,
-      services: [...this.drainable, accountsServiceRegistration(this)],
+      services: [...this.drainable, this.accountsService()],
       security: this.security,
       admits: (identity, method) => this.refusal(identity, method),
       ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
@@ -468,27 +469,11 @@ export class Member implements AccountsHost, AdminHost {
     return placeReplicas(name, members, replicasPerSpool);
   }
 
-  // ---- Accounts (AccountsHost) ---------------------------------------------------------------
+  // ---- Accounts (auth-push.ts, accounts-rpc.ts) ---------------------------------------------
 
   /** What gateways authenticate with, as of the metadata this member has applied. */
   authTable(): AuthTable {
-    const state = this.meta.state;
-    const accounts = [...state.accounts.values()].map((account) => {
-      const plan = state.plans.get(account.plan);
-      return {
-        id: account.id,
-        state: account.state,
-        messageSizeMaxBytes: plan?.messageSizeMaxBytes ?? this.plan.messageSizeMaxBytes,
-        requestsPerSecond: plan?.requestsPerSecond ?? 0,
-        requestBurst: plan?.requestBurst ?? 0,
-      };
-    });
-    const keys = [...state.keys.values()].map((key) => ({
-      hashHex: hex(key.hash),
-      accountId: key.accountId,
-      blocked: key.blocked,
-    }));
-    return { version: this.meta.status().appliedIndex, accounts, keys };
+    return this.auth.authTable();
   }
 
   /**
@@ -496,19 +481,17 @@ export class Member implements AccountsHost, AdminHost {
    * plans is applied here. Returns the unsubscribe. Throws RangeError past AUTH_LISTENERS_MAX.
    */
   onAuthChange(listener: () => void): () => void {
-    if (this.authListeners.size >= AUTH_LISTENERS_MAX) throw new RangeError('too many listeners');
-    this.authListeners.add(listener);
-    return () => this.authListeners.delete(listener);
+    return this.auth.onAuthChange(listener);
   }
 
-  /**
-   * Whether this member applied the metadata up to `index`, pushed it to its in-process
-   * listeners, and every gateway watching it acknowledged a table that new.
-   */
   authPropagated(index: number): boolean {
-    if (this.meta.status().appliedIndex < index || this.pushedAuthVersion < index) return false;
-    for (const watcher of this.watchers) if (watcher.acked < index) return false;
-    return true;
+    return this.auth.propagated(index);
+  }
+
+  /** The accounts service (auth table watches, forwarded admin steps) on the cluster clock. */
+  private accountsService(): ReturnType<typeof accountsServiceRegistration> {
+    const calls = (call: Uint8Array): Promise<Uint8Array> => this.handleAdminCall(call);
+    return accountsServiceRegistration(this.auth, calls, this.clusterClock);
   }
 
   /** The member is closing or closed. */
@@ -516,7 +499,8 @@ export class Member implements AccountsHost, AdminHost {
     return this.closing;
   }
 
-  metaCurrent(): boolean {
+  /** Whether the metadata follows a leader now (watching gateways get heartbeats). */
+  private metaCurrent(): boolean {
     return !this.closing && this.metaValue !== null && this.meta.node.leaderId() !== null;
   }
 
@@ -527,18 +511,6 @@ export class Member implements AccountsHost, AdminHost {
    */
   handleAdminCall(call: Uint8Array): Promise<Uint8Array> {
     return answerAdminCall(this.admin, call);
-  }
-
-  private scheduleAuthPush(): void {
-    if (this.authPushScheduled) return;
-    this.authPushScheduled = true;
-    // Once per event-loop turn, after the whole batch of applied entries.
-    afterTurn(() => {
-      this.authPushScheduled = false;
-      if (this.closing || this.metaValue === null) return;
-      this.pushedAuthVersion = this.meta.status().appliedIndex;
-      for (const listener of [...this.authListeners]) listener();
-    });
   }
 
   /** The bound gRPC address (`host:port`), null with an injected transport. */
@@ -661,7 +633,7 @@ export class Member implements AccountsHost, AdminHost {
     this.readiness.close(unavailable(`member ${this.id} closed`));
     this.mover.close();
     await this.replicas.close();
-    this.authListeners.clear();
+    this.auth.close();
     this.admin.close();
     await this.metaValue?.close();
     await this.transport?.close();
@@ -687,7 +659,7 @@ export class Member implements AccountsHost, AdminHost {
     if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) {
       this.grpcTransport?.recheckCalls();
     }
-    if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
+    if (command === null || AUTH_COMMANDS.has(command.type)) this.auth.schedule();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshPlans();
     this.reconcile();
     this.queueReconcile(); // once the batch this entry is part of is applied (see watchMeta)

@@ -105,7 +105,7 @@ describe('ReplicaRegistry', () => {
     expect(f.openings).toHaveLength(1);
   });
 
-  it('reconciles: starts what is placed here, drops moved-away replicas once caught up', async () => {
+  it('reconciles: starts what is placed here, drops moved-away ones once caught up', async () => {
     const f = fixture();
     const spools = new Map([
       ['a', placed('a', 1, ['n1', 'n2'])],
