@@ -6,17 +6,9 @@
 // is in force on every gateway when the call returns.
 
 import { createHash } from 'node:crypto';
-import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@spoolmq/engine';
+import type { RaftNode } from '@spoolmq/raft';
 import {
-  type ClusterSecurity,
-  type RaftNode,
-  clientCredentials,
-  clusterChannelOptions,
-} from '@spoolmq/raft';
-import {
-  ACCOUNTS_CALL_BYTES_MAX,
-  ACCOUNTS_CALL_PATH,
   type AdminAnswers,
   type AdminOp,
   type AdminStep,
@@ -35,7 +27,7 @@ import {
   type AdminPlan,
   type AdminSpool,
 } from '@spoolmq/protocol';
-import { type Clock, sleepMs, systemClock } from '../host/clock.js';
+import { type Clock, sleepMs } from '../host/clock.js';
 import { unavailable } from './cluster-errors.js';
 import {
   ACCOUNT_ID_PATTERN,
@@ -51,7 +43,6 @@ import {
   resolveAccountPlan,
   spoolAccount,
 } from './meta-commands.js';
-import type { MemberOptions } from './member-options.js';
 import type { MetaReplica } from './meta-replica.js';
 import { type PlacedSpool, hostsReplica } from './meta-state.js';
 import { pickReplacement } from './placement.js';
@@ -81,8 +72,6 @@ const ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$/;
 export const API_KEY_PREFIX = 'mqk_';
 /** Random bytes of an API key. */
 export const API_KEY_RANDOM_BYTES = 32;
-
-const passThrough = (bytes: Buffer): Buffer => bytes;
 
 function metaError(result: MetaResult, what: string): MqError | null {
   switch (result.kind) {
@@ -115,14 +104,13 @@ function invalid(field: string, message: string): MqError {
 export interface AdminHost {
   readonly id: string;
   readonly meta: MetaReplica;
-  /** How this member's gRPC links are secured. */
-  readonly security: ClusterSecurity;
-  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
-  readonly adminCall: MemberOptions['adminCall'];
   /** This member's replica of `spool`, if it holds one. */
   replica(spool: string): Pick<SpoolReplica, 'leaderId' | 'node'> | undefined;
-  /** The gRPC address of member `id` (as configured). */
-  peerAddress(id: string): string | undefined;
+  /**
+   * Sends an encoded AdminCall to member `id` (member-links.ts); resolves the encoded answer.
+   * Rejects with 503 unavailable when `id` cannot be reached within `deadlineMs`.
+   */
+  callMember(id: string, call: Uint8Array, deadlineMs: number): Promise<Uint8Array>;
   /** The replica set a new spool named `name` gets. */
   placeSpool(name: string): string[];
   /** Whether this member's replica of `spool` knows its primary and serves its plan. */
@@ -136,8 +124,6 @@ export interface AdminHost {
 }
 
 export class MemberAdmin implements AdminBackend {
-  private readonly clients = new Map<string, grpc.Client>();
-
   /**
    * `clock` is the cluster layer's (MemberOptions.clusterClock): every wait and deadline here runs
    * on it. `randomBytes` makes API keys.
@@ -147,11 +133,6 @@ export class MemberAdmin implements AdminBackend {
     private readonly clock: Clock,
     private readonly randomBytes: (bytes: number) => Uint8Array,
   ) {}
-
-  close(): void {
-    for (const client of this.clients.values()) client.close();
-    this.clients.clear();
-  }
 
   // ---- AdminBackend ------------------------------------------------------------------------
 
@@ -649,8 +630,8 @@ export class MemberAdmin implements AdminBackend {
   }
 
   /**
-   * Runs `step` on member `id` (here when it is this member): through MemberOptions.adminCall
-   * when given, else the accounts service's Call. Rejects with MqError.
+   * Runs `step` on member `id` (here when it is this member, else sent by AdminHost.callMember).
+   * Rejects with MqError.
    */
   private async callOn<O extends AdminOp>(
     id: string,
@@ -658,44 +639,13 @@ export class MemberAdmin implements AdminBackend {
     deadlineMs = CALL_DEADLINE_MS,
   ): Promise<AdminAnswers[O]> {
     if (id === this.member.id) return this.runStep(step);
-    const adminCall = this.member.adminCall;
-    const bytes = adminCall !== undefined
-      ? await adminCall(id, encodeAdminStep(step))
-      : await this.callOverGrpc(id, encodeAdminStep(step), deadlineMs);
+    const bytes = await this.member.callMember(id, encodeAdminStep(step), deadlineMs);
     try {
       return decodeAdminAnswer(step.op as O, bytes);
     } catch (error) {
       if (!(error instanceof WireError)) throw error;
       throw new MqError('internal', `member ${id} answered ${step.op}: ${error.message}`);
     }
-  }
-
-  /** Sends an encoded AdminCall to member `id`; resolves its encoded answer. */
-  private async callOverGrpc(id: string, call: Uint8Array, deadlineMs: number): Promise<Buffer> {
-    const address = this.member.peerAddress(id);
-    if (address === undefined) throw unavailable(`member ${id} is unknown`);
-    let client = this.clients.get(id);
-    if (client === undefined) {
-      client = new grpc.Client(address, clientCredentials(this.member.security, id), {
-        ...clusterChannelOptions(this.member.security),
-        'grpc.max_receive_message_length': ACCOUNTS_CALL_BYTES_MAX,
-      });
-      this.clients.set(id, client);
-    }
-    const connected = client;
-    return new Promise<Buffer>((resolve, reject) => {
-      connected.makeUnaryRequest<Buffer, Buffer>(
-        ACCOUNTS_CALL_PATH,
-        passThrough,
-        passThrough,
-        Buffer.from(call.buffer, call.byteOffset, call.byteLength),
-        // A gRPC deadline is an epoch time that grpc-js enforces with its own real timer.
-        { deadline: systemClock.nowMs() + deadlineMs },
-        (error, answer) => (error || answer === undefined ? reject(error) : resolve(answer)),
-      );
-    }).catch((error: unknown) => {
-      throw unavailable(`member ${id} did not answer: ${String(error)}`);
-    });
   }
 
   // ---- Views -------------------------------------------------------------------------------

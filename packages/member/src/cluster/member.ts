@@ -18,19 +18,15 @@ import {
   resolvePlan,
   type SpoolService,
 } from '@spoolmq/engine';
-import { ACCOUNTS_CALL_PATH, type AuthTable, type PayloadItem } from '@spoolmq/protocol';
+import type { AuthTable, PayloadItem } from '@spoolmq/protocol';
 import {
   GroupRouter,
-  GrpcTransport,
   LevelStorageEngine,
   type StorageEngine,
   type StorageStats,
   type Transport,
   type GrpcTransportStats,
   type RaftNode,
-  type ClusterSecurity,
-  INSECURE_CLUSTER,
-  type PeerIdentity,
   isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
@@ -54,6 +50,7 @@ import { MemberPayloads } from '../store/member-payloads.js';
 import { unavailable } from './cluster-errors.js';
 import { accountsServiceRegistration, answerAdminCall } from '../rpc/accounts-rpc.js';
 import { AuthPush } from './auth-push.js';
+import { MemberLinks } from './member-links.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
@@ -115,7 +112,8 @@ export class Member implements AdminHost {
   private readonly plans: PlanReconciler;
   /** Where each gateway call runs: this member's host, or the primary elsewhere. */
   private readonly calls: CallRouter;
-  private readonly peers: Record<string, string>;
+  /** The gRPC port, the peers' addresses, admission, admin steps to other members. */
+  private readonly links: MemberLinks;
   /** Routes each call to this member's replica of the spool while it is the primary. */
   readonly service: SpoolService;
   private readonly options: MemberOptions;
@@ -141,7 +139,6 @@ export class Member implements AdminHost {
   private router!: GroupRouter;
   private metaValue: MetaReplica | null = null;
   private codecs: ClusterCodecs | null = null;
-  private grpcTransport: GrpcTransport | null = null;
   private closing = false;
   /** Handing its groups over before stopping: not ready, opens no spool as primary. */
   private lameDuck = false;
@@ -168,7 +165,10 @@ export class Member implements AdminHost {
       () => this.readiness.serviceReady(),
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
-    this.peers = { ...options.peers };
+    this.links = new MemberLinks(
+      { metaState: () => this.metaValue?.state, clock: this.clusterClock },
+      options,
+    );
     this.replicas = this.replicaRegistry();
     this.auth = new AuthPush({
       meta: () => this.metaValue,
@@ -323,53 +323,20 @@ export class Member implements AdminHost {
     });
   }
 
-  private async startGrpc(): Promise<Transport> {
-    const options = this.options;
-    this.drainable = options.grpcServices?.(this.service) ?? [];
-    const transport = await GrpcTransport.start({
-      selfId: this.id,
-      listen: options.listen ?? options.peers[this.id]!,
-      peers: options.peers,
-      services: [...this.drainable, this.accountsService()],
-      security: this.security,
-      admits: (identity, method) => this.refusal(identity, method),
-      ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
-    });
-    this.grpcTransport = transport;
-    return transport;
-  }
-
-  /**
-   * Why a member certificate the CA vouches for is refused all the same:
-   * - its member was removed (the certificate stays valid until revoked, and the machine may be
-   *   anyone's now); removal comes after the member left every group, so this stops no group;
-   * - it proposes metadata or forwards an admin step (ACCOUNTS_CALL_PATH) and is not a member in
-   *   the metadata (or, before the metadata's first entry, a configured peer): a certificate
-   *   made ahead for a member not yet added has no say. Raft from a non-peer is dropped by the
-   *   transport (its `from` must be a known peer).
-   */
-  private refusal(identity: PeerIdentity, method: string): string | null {
-    if (identity.role !== 'member') return null;
-    const state = this.metaValue?.state;
-    if (state?.removed.includes(identity.name) === true) {
-      return `member ${identity.name} was removed from the cluster`;
-    }
-    if (method !== ACCOUNTS_CALL_PATH) return null;
-    const known =
-      state !== undefined && state.members.length > 0
-        ? state.members.includes(identity.name)
-        : this.options.peers[identity.name] !== undefined;
-    return known ? null : `${identity.name} is not a member of this cluster`;
+  /** Listens on gRPC with the services of the options and the accounts service. */
+  private startGrpc(): Promise<Transport> {
+    this.drainable = this.options.grpcServices?.(this.service) ?? [];
+    return this.links.start([...this.drainable, this.accountsService()]);
   }
 
   /** The gRPC transport's counters (null with an injected transport). */
   grpcTransportStats(): GrpcTransportStats | null {
-    return this.grpcTransport?.stats() ?? null;
+    return this.links.stats();
   }
 
   /** The gRPC server of the member's port (null with an injected transport). */
   get grpcServer(): grpc.Server | null {
-    return this.grpcTransport?.server ?? null;
+    return this.links.server;
   }
 
   /**
@@ -377,8 +344,7 @@ export class Member implements AdminHost {
    * injected transport.
    */
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
-    Object.assign(this.peers, peers);
-    this.grpcTransport?.setPeers(this.peers);
+    this.links.setPeerAddresses(peers);
   }
 
   /**
@@ -436,19 +402,12 @@ export class Member implements AdminHost {
     });
   }
 
-  /** How this member's gRPC links are secured. */
-  get security(): ClusterSecurity {
-    return this.options.security ?? INSECURE_CLUSTER;
-  }
-
-  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
-  get adminCall(): MemberOptions['adminCall'] {
-    return this.options.adminCall;
-  }
-
-  /** The gRPC address of member `id` (as configured). */
-  peerAddress(id: string): string | undefined {
-    return this.peers[id];
+  /**
+   * Runs an encoded admin step on member `id` (member-links.ts); resolves the encoded answer.
+   * Rejects with 503 unavailable when `id` cannot be reached within `deadlineMs`.
+   */
+  callMember(id: string, call: Uint8Array, deadlineMs: number): Promise<Uint8Array> {
+    return this.links.call(id, call, deadlineMs);
   }
 
   /**
@@ -515,7 +474,7 @@ export class Member implements AdminHost {
 
   /** The bound gRPC address (`host:port`), null with an injected transport. */
   get address(): string | null {
-    return this.grpcTransport?.address ?? null;
+    return this.links.address;
   }
 
   get meta(): MetaReplica {
@@ -634,7 +593,7 @@ export class Member implements AdminHost {
     this.mover.close();
     await this.replicas.close();
     this.auth.close();
-    this.admin.close();
+    this.links.close();
     await this.metaValue?.close();
     await this.transport?.close();
     if (this.ownsStorage) await this.storageValue.close();
@@ -655,9 +614,9 @@ export class Member implements AdminHost {
     if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
       this.replicas.stop(command.name);
     }
-    if (command === null || command.type === 'addMember') this.learnAddresses();
+    if (command === null || command.type === 'addMember') this.links.learnAddresses();
     if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) {
-      this.grpcTransport?.recheckCalls();
+      this.links.recheckCalls();
     }
     if (command === null || AUTH_COMMANDS.has(command.type)) this.auth.schedule();
     if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshPlans();
@@ -678,17 +637,6 @@ export class Member implements AdminHost {
     const status = node.status();
     if (status.leaderId === null || status.appliedIndex < status.commitIndex) return false;
     return status.leaderId !== this.id || node.hasLeaderLease();
-  }
-
-  /** Dials the members added after the founding at the addresses the metadata records. */
-  private learnAddresses(): void {
-    const added = this.metaValue?.state.addresses;
-    if (added === undefined) return;
-    const missing: Record<string, string> = {};
-    for (const [id, address] of added) {
-      if (id !== this.id && this.peers[id] !== address) missing[id] = address;
-    }
-    if (Object.keys(missing).length > 0) this.setPeerAddresses(missing);
   }
 
   /** Recomputes every account spool's plan from the metadata and logs the changed ones. */
