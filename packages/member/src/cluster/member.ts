@@ -11,8 +11,6 @@
 // in their quorums before its metadata catches up); spools the metadata places on this member
 // start when their entry is applied (bootstrapped with their replica set if new).
 
-import { chmod, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   type Plan,
   resolvePlan,
@@ -21,8 +19,6 @@ import {
 import type { AuthTable, PayloadItem } from '@spoolmq/protocol';
 import {
   GroupRouter,
-  LevelStorageEngine,
-  type StorageEngine,
   type StorageStats,
   type Transport,
   type GrpcTransportStats,
@@ -30,30 +26,23 @@ import {
   isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
-import {
-  type Clock,
-  type TimerHandle,
-  afterTurn,
-  monotonicClock,
-  settle,
-  systemClock,
-} from '../host/clock.js';
+import { type Clock, monotonicClock, settle, systemClock } from '../host/clock.js';
 import { systemRandomBytes } from '../host/random.js';
 import { CursorCodec } from '../host/cursors.js';
-import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
-import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
-import { MemoryMonitor, type MemoryMonitorStatus } from '../host/memory-monitor.js';
+import type { DiskMonitor, DiskMonitorStatus } from '../host/disk-monitor.js';
+import type { MemoryMonitor, MemoryMonitorStatus } from '../host/memory-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import { TokenCodec } from '../host/tokens.js';
-import { MemberPayloads } from '../store/member-payloads.js';
 import { unavailable } from './cluster-errors.js';
 import { accountsServiceRegistration, answerAdminCall } from '../rpc/accounts-rpc.js';
 import { AuthPush } from './auth-push.js';
 import { MemberLinks } from './member-links.js';
+import { MemberStorage, diskMonitorOf, memoryMonitorOf } from './member-storage.js';
+import { MetaFollower, metaCaughtUp } from './meta-follower.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
-import type { MetaCommand, MetaResult } from './meta-commands.js';
+import type { MetaResult } from './meta-commands.js';
 import { placeReplicas } from './placement.js';
 import { META_GROUP, MetaReplica } from './meta-replica.js';
 import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
@@ -71,36 +60,10 @@ import { type ClusterCodecs, SpoolReplica, spoolGroup } from './spool-replica.js
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
-/** How often a member reconciles its replicas with the metadata without a new entry (ms). */
-const RECONCILE_INTERVAL_MS = 1_000;
 /** How long a closing member lets the gateways' calls in flight finish (they take ms). */
 export const SERVICE_DRAIN_MS = 2_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
-
-/** Metadata commands that change what gateways authenticate with. */
-const AUTH_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
-  'createAccount',
-  'putAccount',
-  'putKey',
-  'deleteKey',
-  'setKeyBlocked',
-  'putPlan',
-]);
-/** Metadata commands that change the plan some spool should have. */
-const PLAN_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
-  'createAccount',
-  'putAccount',
-  'putPlan',
-  'createSpool',
-]);
-/** Metadata commands that start or end a spool's replica move. */
-const MOVE_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['moveReplica', 'finishMove']);
-/** Metadata commands that change who is a member (calls of a removed one are cut). */
-const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
-  'addMember',
-  'removeMember',
-]);
 
 export class Member implements AdminHost {
   readonly id: string;
@@ -125,16 +88,11 @@ export class Member implements AdminHost {
   private readonly replicas: ReplicaRegistry<SpoolReplica>;
   /** When this member can serve, and who waits for it. */
   private readonly readiness: MemberReadiness;
-  private reconcileTimer: TimerHandle | null = null;
-  /** A reconciliation is queued for the next turn (see watchMeta). */
-  private reconcileQueued = false;
+  /** What each applied metadata command changes here, and when replicas are reconciled. */
+  private readonly follower: MetaFollower;
   /** Drives the replica moves of the spools this member leads. */
   private readonly mover: ReplicaMover;
   private readonly patterns = new PatternCache();
-  private storageValue!: StorageEngine;
-  private ownsStorage = false;
-  /** The spool replicas' payload stores and their shared cache. */
-  private payloads!: MemberPayloads;
   private transport!: Transport;
   private router!: GroupRouter;
   private metaValue: MetaReplica | null = null;
@@ -152,13 +110,18 @@ export class Member implements AdminHost {
   /** Restarts every group in process after a storage failure (storage-recovery.ts). */
   private readonly recovery: StorageRecovery;
 
-  private constructor(options: MemberOptions) {
+  private constructor(
+    options: MemberOptions,
+    /** The storage engine every group shares, and the payload stores. */
+    private readonly storage: MemberStorage,
+    disk: DiskMonitor | null,
+  ) {
     this.options = options;
     this.id = options.id;
     this.clock = options.clock ?? systemClock;
     this.clusterClock = options.clusterClock ?? monotonicClock;
     this.plan = resolvePlan(options.plan);
-    this.disk = diskMonitorOf(options, this.clock);
+    this.disk = disk;
     this.memory = memoryMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.calls.hostFor(spool),
@@ -170,6 +133,7 @@ export class Member implements AdminHost {
       options,
     );
     this.replicas = this.replicaRegistry();
+    this.follower = this.metaFollower();
     this.auth = new AuthPush({
       meta: () => this.metaValue,
       isClosing: () => this.closing,
@@ -186,15 +150,7 @@ export class Member implements AdminHost {
       this.clock,
       options.onStorageRecovery,
     );
-    this.readiness = new MemberReadiness({
-      id: this.id,
-      clock: this.clusterClock,
-      held: () =>
-        this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
-      replicas: () => this.replicas.all(),
-      placements: () => this.metaValue?.state.spools.values() ?? [],
-      lastStartError: () => this.lastStartError,
-    });
+    this.readiness = this.memberReadiness();
     const randomBytes = options.randomBytes ?? systemRandomBytes;
     this.admin = new MemberAdmin(this, this.clusterClock, randomBytes);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
@@ -228,13 +184,38 @@ export class Member implements AdminHost {
       id: this.id,
       isClosing: () => this.closing,
       open: (spool, gen, bootstrap) => this.openReplica(spool, gen, bootstrap),
-      drop: async (group) => {
-        await this.storageValue.group(group).destroy();
-        await this.payloads.destroy(group);
-      },
+      drop: (group) => this.storage.drop(group),
       onOpened: (spool, replica) => this.replicaOpened(spool, replica),
       onDropped: () => this.reconcile(),
       onError: (error) => (this.lastStartError = error),
+    });
+  }
+
+  /** When this member can serve (member-readiness.ts). */
+  private memberReadiness(): MemberReadiness {
+    return new MemberReadiness({
+      id: this.id,
+      clock: this.clusterClock,
+      held: () =>
+        this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
+      replicas: () => this.replicas.all(),
+      placements: () => this.metaValue?.state.spools.values() ?? [],
+      lastStartError: () => this.lastStartError,
+    });
+  }
+
+  /** Follows the metadata with this member's pieces (meta-follower.ts). */
+  private metaFollower(): MetaFollower {
+    return new MetaFollower({
+      isClosing: () => this.closing,
+      clock: this.clusterClock,
+      spoolDeleted: (name) => this.replicas.stop(name),
+      membersAdded: () => this.links.learnAddresses(),
+      membershipChanged: () => this.links.recheckCalls(),
+      authChanged: () => this.auth.schedule(),
+      plansChanged: () => this.refreshPlans(),
+      movesChanged: () => this.mover.kickAll(),
+      reconcile: () => this.reconcile(),
     });
   }
 
@@ -245,7 +226,9 @@ export class Member implements AdminHost {
    */
   static async start(options: MemberOptions): Promise<Member> {
     checkOptions(options);
-    const member = new Member(options);
+    const disk = diskMonitorOf(options, options.clock ?? systemClock);
+    const storage = await MemberStorage.open(options, disk);
+    const member = new Member(options, storage, disk);
     try {
       await member.open();
     } catch (error) {
@@ -256,51 +239,18 @@ export class Member implements AdminHost {
   }
 
   private async open(): Promise<void> {
-    const options = this.options;
-    if (options.storage !== undefined) {
-      this.storageValue = options.storage;
-    } else {
-      // Payloads, key hashes and the cluster secret live here: this user's alone.
-      await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
-      await chmod(options.dataDir!, 0o700);
-      // On a volume filled to the last byte LevelDB cannot even open: the ballast makes room.
-      await this.disk?.releaseBallast();
-      this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
-        onTornTail: options.onTornTail,
-        onHardStateRestored: options.onHardStateRestored,
-      });
-      this.ownsStorage = true;
-    }
     // Sampled before any group starts: on a full volume, growth is refused from the first call.
     await this.disk?.start();
     this.memory.start();
-    this.payloads = new MemberPayloads({
-      dataDir: options.storage === undefined ? options.dataDir! : null,
-      storage: this.storageValue,
-      ...(options.payloadCacheBytes === undefined
-        ? {}
-        : { cacheBytes: options.payloadCacheBytes }),
-    });
-    this.transport = options.transport ?? (await this.startGrpc());
+    this.transport = this.options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
-    const stored = await this.storageValue.groups();
+    const stored = await this.storage.engine.groups();
     this.metaValue = await this.startMeta(stored);
     this.watchNode(META_GROUP, this.metaValue.node);
-    this.watchMeta(this.metaValue.node);
+    this.follower.watch(this.metaValue.node);
     await this.replicas.startStored(stored);
     this.reconcile();
-    // Events bring the reconciliation back whenever the metadata may have caught up (see
-    // watchMeta). A leader's lease, which its own moved-away replicas wait for, comes without
-    // one: the timer covers that. Idempotent and cheap.
-    this.armReconcileTimer();
-  }
-
-  private armReconcileTimer(): void {
-    this.reconcileTimer = this.clusterClock.setTimer(() => {
-      if (this.closing) return;
-      this.armReconcileTimer(); // first: a throwing reconciliation must not stop the timer
-      this.reconcile();
-    }, RECONCILE_INTERVAL_MS);
+    this.follower.start();
   }
 
   /** Starts the metadata group from storage (`stored`: the groups storage holds). */
@@ -309,7 +259,7 @@ export class Member implements AdminHost {
     const members = Object.keys(options.peers).sort();
     return MetaReplica.start({
       memberId: this.id,
-      storage: this.storageValue.group(META_GROUP),
+      storage: this.storage.engine.group(META_GROUP),
       transport: this.transport,
       router: this.router,
       // Only a member that has never stored anything founds the group, unless it joins one.
@@ -319,7 +269,7 @@ export class Member implements AdminHost {
       raft: this.raftTuning(),
       clock: this.clusterClock,
       randomBytes: options.randomBytes ?? systemRandomBytes,
-      onApplied: (command, result) => this.onMetaApplied(command, result),
+      onApplied: (command, result) => this.follower.applied(command, result),
     });
   }
 
@@ -366,7 +316,7 @@ export class Member implements AdminHost {
   private watchNode(group: string, node: RaftNode): void {
     const { onGroupFailure, onRaftRejected } = this.options;
     node.on('error', (error) => {
-      if (isRecoverableStorageError(error) && this.storageValue.reopen !== undefined) {
+      if (isRecoverableStorageError(error) && this.storage.canReopen) {
         this.recovery.trigger(group, error);
       } else {
         onGroupFailure?.(group, error);
@@ -375,31 +325,6 @@ export class Member implements AdminHost {
     if (onRaftRejected !== undefined) {
       node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
     }
-  }
-
-  /**
-   * Reconciles again once the metadata may have caught up (metaCaughtUp). Entries are applied
-   * in batches, and during a batch the applied index trails the commit index: an apply in the
-   * middle of one is no reason to drop a moved replica's storage (stopMovedAway waits). The
-   * batch's last entry may be a configuration change or a Noop, which reach no onMetaApplied,
-   * and a member that was just removed from the metadata group gets no later entry: so a
-   * moved replica whose finishMove was applied mid-batch was kept for good (issue 14, the
-   * replica-mover test: the removed member's metadata ended with its own removal). Hence one
-   * reconciliation after every batch of applies (queued: it runs once the batch is done),
-   * after each configuration change, and when the known leader changes.
-   */
-  private watchMeta(node: RaftNode): void {
-    node.on('config-change', () => this.queueReconcile());
-    node.on('leader-change', () => this.queueReconcile());
-  }
-
-  private queueReconcile(): void {
-    if (this.reconcileQueued) return;
-    this.reconcileQueued = true;
-    afterTurn(() => {
-      this.reconcileQueued = false;
-      this.reconcile();
-    });
   }
 
   /**
@@ -546,9 +471,7 @@ export class Member implements AdminHost {
    * options keeps none (the engines of @spoolmq/raft all do).
    */
   storageStats(): StorageStats | null {
-    type WithStats = StorageEngine & { stats?: () => StorageStats };
-    const engine = this.storageValue as WithStats | undefined;
-    return typeof engine?.stats === 'function' ? engine.stats() : null;
+    return this.storage.stats();
   }
 
   /**
@@ -581,7 +504,7 @@ export class Member implements AdminHost {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.reconcileTimer !== null) this.clusterClock.clearTimer(this.reconcileTimer);
+    this.follower.close();
     // Gateways' calls in flight finish first (new ones go elsewhere), so no write is cut
     // mid-call and answered 500 operation_unconfirmed by the transport's close below.
     await Promise.all(this.drainable.map((service) => service.drain?.(SERVICE_DRAIN_MS)));
@@ -596,7 +519,7 @@ export class Member implements AdminHost {
     this.links.close();
     await this.metaValue?.close();
     await this.transport?.close();
-    if (this.ownsStorage) await this.storageValue.close();
+    await this.storage.close();
     this.patterns.clear();
   }
 
@@ -609,35 +532,6 @@ export class Member implements AdminHost {
   }
 
   // ---- Metadata ----------------------------------------------------------------------------
-
-  private onMetaApplied(command: MetaCommand | null, result: MetaResult | null): void {
-    if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
-      this.replicas.stop(command.name);
-    }
-    if (command === null || command.type === 'addMember') this.links.learnAddresses();
-    if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) {
-      this.links.recheckCalls();
-    }
-    if (command === null || AUTH_COMMANDS.has(command.type)) this.auth.schedule();
-    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshPlans();
-    this.reconcile();
-    this.queueReconcile(); // once the batch this entry is part of is applied (see watchMeta)
-    if (command === null || MOVE_COMMANDS.has(command.type)) this.mover.kickAll();
-  }
-
-  /**
-   * Whether this member's metadata is as current as the group's: a leader is known and every
-   * entry known committed is applied (a leader: its term's first entry too). While a restarted
-   * member replays old entries, its metadata may describe the past, and a replica it does not
-   * host by that past is no reason to drop the replica's storage.
-   */
-  private metaCaughtUp(): boolean {
-    const node = this.metaValue?.node;
-    if (node === undefined) return false;
-    const status = node.status();
-    if (status.leaderId === null || status.appliedIndex < status.commitIndex) return false;
-    return status.leaderId !== this.id || node.hasLeaderLease();
-  }
 
   /** Recomputes every account spool's plan from the metadata and logs the changed ones. */
   private refreshPlans(): void {
@@ -657,7 +551,7 @@ export class Member implements AdminHost {
       };
       for (const replica of this.replicas.all().values()) replica.provideCodecs(this.codecs);
     }
-    this.replicas.reconcile(state.spools, () => this.metaCaughtUp());
+    this.replicas.reconcile(state.spools, () => metaCaughtUp(this.metaValue?.node, this.id));
     this.readiness.check();
   }
 
@@ -673,8 +567,8 @@ export class Member implements AdminHost {
       name: spool,
       gen,
       memberId: this.id,
-      storage: this.storageValue.group(group),
-      openPayloads: () => this.payloads.open(group),
+      storage: this.storage.engine.group(group),
+      openPayloads: () => this.storage.payloads.open(group),
       fetchPayloads: (member, step) => this.admin.fetchPayloads(member, step),
       transport: this.transport,
       router: this.router,
@@ -720,8 +614,7 @@ export class Member implements AdminHost {
 
   private async reopenStorage(): Promise<void> {
     if (this.closing) return;
-    await this.disk?.releaseBallast(); // room for LevelDB to come back (see open)
-    await this.storageValue.reopen!();
+    await this.storage.reopen();
   }
 
   /**
@@ -731,11 +624,11 @@ export class Member implements AdminHost {
    */
   private async startGroups(): Promise<void> {
     if (this.closing) return;
-    const stored = await this.storageValue.groups();
+    const stored = await this.storage.engine.groups();
     const meta = await this.startMeta(stored);
     // Watched at once: a node that fails while catching up makes the recovery run again.
     this.watchNode(META_GROUP, meta.node);
-    this.watchMeta(meta.node);
+    this.follower.watch(meta.node);
     await appliedCommitted(meta.node);
     if (this.closing) {
       await meta.close();
@@ -744,7 +637,7 @@ export class Member implements AdminHost {
     this.metaValue = meta;
     this.replicas.resume();
     await this.replicas.startStored(stored);
-    this.onMetaApplied(null, null);
+    this.follower.applied(null, null);
   }
 
 }
@@ -762,34 +655,4 @@ async function appliedCommitted(node: RaftNode): Promise<void> {
     if (node.status().appliedIndex >= target) return;
     await settle();
   }
-}
-
-/** The watermark of the data volume: of `dataDir`, or of an injected probe; else none. */
-function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null {
-  const probe =
-    options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
-  if (probe === undefined) return null;
-  const ballastBytes = options.diskBallastBytes ?? 0;
-  const path = options.dataDir === undefined ? null : join(options.dataDir, DISK_BALLAST_FILE);
-  const ballast =
-    path === null || ballastBytes === 0
-      ? undefined
-      : new DiskBallast(path, ballastBytes, probe, options.onDiskBallast);
-  return new DiskMonitor({
-    probe,
-    clock,
-    ...(ballast === undefined ? {} : { ballast }),
-    ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
-    ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
-  });
-}
-
-/** The watermark of this process's heap (or of an injected sampler). */
-function memoryMonitorOf(options: MemberOptions, clock: Clock): MemoryMonitor {
-  return new MemoryMonitor({
-    clock,
-    ...(options.memorySampler === undefined ? {} : { sampler: options.memorySampler }),
-    ...(options.memoryPollMs === undefined ? {} : { pollMs: options.memoryPollMs }),
-    ...(options.memoryHighPercent === undefined ? {} : { highPercent: options.memoryHighPercent }),
-  });
 }
