@@ -1,0 +1,61 @@
+// Waits on a group's applies, on a fake node whose turns the test runs: the condition is judged
+// on each turn, time runs out on the cluster clock (judged on the next turn), and a closing
+// member or node ends the wait with 503.
+
+import type { RaftNode } from '@spoolmq/raft';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/host/clock.js';
+import { untilApplied } from '../../src/cluster/node-wait.js';
+
+type Check = (resolve: () => void, reject: (error: Error) => void) => void;
+
+function fixture() {
+  const clock = new ManualClock();
+  const checks: { check: Check; resolve: () => void; reject: (error: Error) => void }[] = [];
+  const node = {
+    watch: (check: Check) =>
+      new Promise<void>((resolve, reject) => checks.push({ check, resolve, reject })),
+  } as unknown as RaftNode;
+  const flags = { closing: false };
+  const host = { id: 'n1', clock, isClosing: () => flags.closing };
+  /** One turn of the node: every watcher's check runs. */
+  const turn = (): void => {
+    for (const watcher of checks) watcher.check(watcher.resolve, watcher.reject);
+  };
+  return { clock, node, flags, host, turn, checks };
+}
+
+describe('untilApplied', () => {
+  it('resolves true on the turn the condition holds, at once when it holds already', async () => {
+    const f = fixture();
+    expect(await untilApplied(f.host, f.node, () => true, 1_000)).toBe(true);
+    const state = { applied: false };
+    const wait = untilApplied(f.host, f.node, () => state.applied, 1_000);
+    f.turn();
+    state.applied = true;
+    f.turn();
+    expect(await wait).toBe(true);
+    expect(f.clock.pendingTimers).toBe(0);
+  });
+
+  it('resolves false on the first turn after its time ran out on the cluster clock', async () => {
+    const f = fixture();
+    const wait = untilApplied(f.host, f.node, () => false, 1_000);
+    await f.clock.advance(1_000);
+    f.turn();
+    expect(await wait).toBe(false);
+  });
+
+  it('rejects 503 when the member closes, or the node rejects its watchers', async () => {
+    const f = fixture();
+    const closing = untilApplied(f.host, f.node, () => false, 1_000);
+    f.flags.closing = true;
+    f.turn();
+    await expect(closing).rejects.toThrow('member n1 closed; run the command again');
+    f.flags.closing = false;
+    const closed = untilApplied(f.host, f.node, () => false, 1_000);
+    f.checks.at(-1)!.reject(new Error('node closed'));
+    await expect(closed).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(f.clock.pendingTimers).toBe(0);
+  });
+});
