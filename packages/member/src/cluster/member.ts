@@ -22,8 +22,6 @@ import {
   type StorageStats,
   type Transport,
   type GrpcTransportStats,
-  type RaftNode,
-  isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
 import { type Clock, monotonicClock, systemClock } from '../host/clock.js';
@@ -45,19 +43,20 @@ import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duc
 import { type AdminHost, MemberAdmin } from './member-admin.js';
 import type { MetaResult } from './meta-commands.js';
 import { placeReplicas } from './placement.js';
-import { META_GROUP, MetaReplica } from './meta-replica.js';
+import { META_GROUP, type MetaReplica } from './meta-replica.js';
 import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
-import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
+import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
 import { CallRouter } from './call-router.js';
+import { GroupStarter } from './group-starter.js';
 import { type MemberStatus, memberStatus } from './member-metrics.js';
 import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaRegistry } from './replica-registry.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery } from './storage-recovery.js';
-import { type ClusterCodecs, SpoolReplica, spoolGroup } from './spool-replica.js';
+import type { ClusterCodecs, SpoolReplica } from './spool-replica.js';
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
@@ -92,6 +91,8 @@ export class Member implements AdminHost {
   private readonly plan: Plan;
   /** The spool replicas hosted here: starting, running, stopping. */
   private readonly replicas: ReplicaRegistry<SpoolReplica>;
+  /** Starts the metadata group and spool replicas on the shared storage and transport. */
+  private readonly groups: GroupStarter;
   /** When this member can serve, and who waits for it. */
   private readonly readiness: MemberReadiness;
   /** What each applied metadata command changes here, and when replicas are reconciled. */
@@ -138,6 +139,7 @@ export class Member implements AdminHost {
       { metaState: () => this.metaValue?.state, clock: this.clusterClock },
       options,
     );
+    this.groups = this.groupStarter();
     this.replicas = this.replicaRegistry();
     this.follower = this.metaFollower();
     this.auth = new AuthPush({
@@ -189,11 +191,33 @@ export class Member implements AdminHost {
     return new ReplicaRegistry<SpoolReplica>({
       id: this.id,
       isClosing: () => this.closing,
-      open: (spool, gen, bootstrap) => this.openReplica(spool, gen, bootstrap),
+      open: (spool, gen, bootstrap) => this.groups.startReplica(spool, gen, bootstrap),
       drop: (group) => this.storage.drop(group),
       onOpened: (spool, replica) => this.replicaOpened(spool, replica),
       onDropped: () => this.reconcile(),
       onError: (error) => (this.lastStartError = error),
+    });
+  }
+
+  /** How this member's groups start (group-starter.ts). */
+  private groupStarter(): GroupStarter {
+    return new GroupStarter({
+      options: this.options,
+      storage: this.storage,
+      clock: this.clock,
+      clusterClock: this.clusterClock,
+      plan: this.plan,
+      transport: () => this.transport,
+      router: () => this.router,
+      codecs: () => this.codecs,
+      fetchPayloads: (id, step) => this.admin.fetchPayloads(id, step),
+      metaApplied: (command, result) => this.follower.applied(command, result),
+      replicaChanged: (spool) => {
+        this.readiness.check();
+        this.plans.reconcile(spool);
+        this.mover.kick(spool);
+      },
+      recover: (group, error) => this.recovery.trigger(group, error),
     });
   }
 
@@ -251,32 +275,12 @@ export class Member implements AdminHost {
     this.transport = this.options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
     const stored = await this.storage.engine.groups();
-    this.metaValue = await this.startMeta(stored);
-    this.watchNode(META_GROUP, this.metaValue.node);
+    this.metaValue = await this.groups.startMeta(stored);
+    this.groups.watch(META_GROUP, this.metaValue.node);
     this.follower.watch(this.metaValue.node);
     await this.replicas.startStored(stored);
     this.reconcile();
     this.follower.start();
-  }
-
-  /** Starts the metadata group from storage (`stored`: the groups storage holds). */
-  private startMeta(stored: readonly string[]): Promise<MetaReplica> {
-    const options = this.options;
-    const members = Object.keys(options.peers).sort();
-    return MetaReplica.start({
-      memberId: this.id,
-      storage: this.storage.engine.group(META_GROUP),
-      transport: this.transport,
-      router: this.router,
-      // Only a member that has never stored anything founds the group, unless it joins one.
-      ...(stored.length === 0 && options.join !== true ? { bootstrap: members } : {}),
-      members,
-      replicasPerSpool: options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT,
-      raft: this.raftTuning(),
-      clock: this.clusterClock,
-      randomBytes: options.randomBytes ?? systemRandomBytes,
-      onApplied: (command, result) => this.follower.applied(command, result),
-    });
   }
 
   /** Listens on gRPC with the services of the options and the accounts service. */
@@ -301,36 +305,6 @@ export class Member implements AdminHost {
    */
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
     this.links.setPeerAddresses(peers);
-  }
-
-  /**
-   * The Raft settings of every group here. A member configured with no peer (`mq serve`, a
-   * one-member cluster) tells its groups they are sole members: bad bytes in their logs cannot
-   * be repaired from anyone, so they go on without what was lost (RaftConfig.soleMember). Grow
-   * such a cluster with `--peers` naming the new members on every restart after.
-   */
-  private raftTuning(): RaftTuning {
-    const sole = Object.keys(this.options.peers).length === 1 && this.options.join !== true;
-    return { ...this.options.raft, ...(sole ? { soleMember: true } : {}) };
-  }
-
-  /**
-   * Reports a group's stop and the messages its node drops to the member's listeners. A stop on
-   * a storage failure (the disk full or failing) starts a recovery instead, when the storage can
-   * reopen: the member comes back in process once the disk does.
-   */
-  private watchNode(group: string, node: RaftNode): void {
-    const { onGroupFailure, onRaftRejected } = this.options;
-    node.on('error', (error) => {
-      if (isRecoverableStorageError(error) && this.storage.canReopen) {
-        this.recovery.trigger(group, error);
-      } else {
-        onGroupFailure?.(group, error);
-      }
-    });
-    if (onRaftRejected !== undefined) {
-      node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
-    }
   }
 
   /**
@@ -565,50 +539,10 @@ export class Member implements AdminHost {
     this.readiness.check();
   }
 
-  /** Opens incarnation `gen` of `spool` on this member's storage and transport. */
-  private openReplica(
-    spool: string,
-    gen: number,
-    bootstrap: readonly string[] | undefined,
-  ): Promise<SpoolReplica> {
-    const options = this.options;
-    const group = spoolGroup(spool, gen);
-    return SpoolReplica.start({
-      name: spool,
-      gen,
-      memberId: this.id,
-      storage: this.storage.engine.group(group),
-      openPayloads: () => this.storage.payloads.open(group),
-      fetchPayloads: (member, step) => this.admin.fetchPayloads(member, step),
-      transport: this.transport,
-      router: this.router,
-      ...(bootstrap === undefined ? {} : { bootstrap }),
-      clock: this.clock,
-      clusterClock: this.clusterClock,
-      plan: this.plan,
-      raft: this.raftTuning(),
-      codecs: this.codecs,
-      ...(options.waitersPerQueueMax === undefined
-        ? {}
-        : { waitersPerQueueMax: options.waitersPerQueueMax }),
-      onChange: () => {
-        this.readiness.check();
-        this.plans.reconcile(spool);
-        this.mover.kick(spool);
-      },
-      ...(options.onPayloadUnrepaired === undefined
-        ? {}
-        : { onPayloadUnrepaired: options.onPayloadUnrepaired }),
-      ...(options.onPayloadScrubBad === undefined
-        ? {}
-        : { onPayloadScrubBad: options.onPayloadScrubBad }),
-    });
-  }
-
   /** A replica opened and is registered: it joins the member's state (lame duck, codecs). */
   private replicaOpened(spool: string, replica: SpoolReplica): void {
     if (this.lameDuck) replica.enterLameDuck();
-    this.watchNode(replica.group, replica.node);
+    this.groups.watch(replica.group, replica.node);
     if (this.codecs !== null) replica.provideCodecs(this.codecs);
     this.reconcile();
     this.mover.kick(spool);
@@ -635,9 +569,9 @@ export class Member implements AdminHost {
   private async startGroups(): Promise<void> {
     if (this.closing) return;
     const stored = await this.storage.engine.groups();
-    const meta = await this.startMeta(stored);
+    const meta = await this.groups.startMeta(stored);
     // Watched at once: a node that fails while catching up makes the recovery run again.
-    this.watchNode(META_GROUP, meta.node);
+    this.groups.watch(META_GROUP, meta.node);
     this.follower.watch(meta.node);
     await appliedCommitted(meta.node, this.clusterClock, CATCH_UP_WAIT_MS);
     if (this.closing) {
