@@ -10,6 +10,12 @@
 // and never bootstraps again. Spool groups found in storage start at once (the member takes part
 // in their quorums before its metadata catches up); spools the metadata places on this member
 // start when their entry is applied (bootstrapped with their replica set if new).
+//
+// This file composes the member; each concern lives in its own piece, wired here through narrow
+// host interfaces: storage (member-storage.ts), links to other members (member-links.ts), how
+// groups start (group-starter.ts), the hosted replicas (replica-registry.ts), following the
+// metadata (meta-follower.ts), the auth table (auth-push.ts), readiness, call routing, plans,
+// replica moves, storage recovery, and the admin backend (member-admin.ts, membership.ts).
 
 import {
   type Plan,
