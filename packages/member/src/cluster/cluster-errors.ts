@@ -5,6 +5,7 @@
 import { MqError } from '@spoolmq/engine';
 import { notPrimaryError as notPrimary } from '@spoolmq/protocol';
 import { isRaftError } from '@spoolmq/raft';
+import type { MetaResult } from './meta-commands.js';
 
 /**
  * 503 unavailable for a call that reached a member that is not the spool's primary: the
@@ -47,4 +48,24 @@ export function proposalError(spool: string, error: unknown, accepted: boolean):
 function unconfirmed(): MqError {
   const message = 'the write was accepted but its commit could not be confirmed';
   return new MqError('operation_unconfirmed', message);
+}
+
+/** The MqError of a refused metadata proposal about `what` (null for `ok`). */
+export function metaError(result: MetaResult, what: string): MqError | null {
+  switch (result.kind) {
+    case 'ok':
+      return null;
+    case 'exists':
+      return new MqError('conflict', `${what} already exists`);
+    case 'not_found':
+      return new MqError('not_found', `${what}: not found`);
+    case 'limit':
+      return new MqError('conflict', `${what}: the ${result.what} limit is reached`, {
+        limit: result.what,
+      });
+    case 'conflict':
+      return new MqError('conflict', `${what}: ${result.why}`);
+    case 'not_initialized':
+      return unavailable('the cluster is not initialized yet; retry');
+  }
 }

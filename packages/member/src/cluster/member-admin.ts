@@ -6,20 +6,10 @@
 // is in force on every gateway when the call returns.
 
 import { createHash } from 'node:crypto';
-import * as grpc from '@grpc/grpc-js';
 import { MqError } from '@spoolmq/engine';
 import {
-  type ClusterSecurity,
-  type RaftNode,
-  clientCredentials,
-  clusterChannelOptions,
-} from '@spoolmq/raft';
-import {
-  ACCOUNTS_CALL_BYTES_MAX,
-  ACCOUNTS_CALL_PATH,
   type AdminAnswers,
   type AdminOp,
-  type AdminStep,
   type AdminStepOf,
   type PayloadChunks,
   type PayloadItem,
@@ -35,8 +25,10 @@ import {
   type AdminPlan,
   type AdminSpool,
 } from '@spoolmq/protocol';
-import { type Clock, sleepMs, systemClock } from '../host/clock.js';
-import { unavailable } from './cluster-errors.js';
+import type { Clock } from '../host/clock.js';
+import { metaError, unavailable } from './cluster-errors.js';
+import { Membership, noSpool } from './membership.js';
+import { type WaitHost, untilApplied } from './node-wait.js';
 import {
   ACCOUNT_ID_PATTERN,
   DEFAULT_PLAN_NAME,
@@ -51,10 +43,7 @@ import {
   resolveAccountPlan,
   spoolAccount,
 } from './meta-commands.js';
-import type { MemberOptions } from './member-options.js';
 import type { MetaReplica } from './meta-replica.js';
-import { type PlacedSpool, hostsReplica } from './meta-state.js';
-import { pickReplacement } from './placement.js';
 import type { SpoolReplica } from './spool-replica.js';
 
 /** Longest an admin change waits for every member and gateway to hold it. */
@@ -62,54 +51,17 @@ export const PROPAGATION_WAIT_MS = 2_000;
 /** Longest a spool creation waits for the new spool's primary to open. */
 export const SPOOL_OPEN_WAIT_MS = 5_000;
 /**
- * Longest a replica move or a member removal waits for its moves (they go on afterwards: a
- * re-run waits again).
+ * Time a long-polled member has to answer once its wait is over (the answer's way back): past
+ * the wait plus this, the member counts as unreachable.
  */
-export const MOVE_WAIT_MS = 120_000;
-/** Rounds of moves a removal makes (a spool placed on the member meanwhile needs another). */
-const REMOVE_ROUNDS_MAX = 3;
-/** Spools a refusal names. */
-const NAMED_SPOOLS_MAX = 10;
-/** Pause between checks of what other members hold (remote state: nothing wakes a wait). */
-const PROPAGATION_POLL_MS = 10;
+const PROPAGATION_ANSWER_MS = 500;
 /** Deadline of one forwarded call. */
 const CALL_DEADLINE_MS = 5_000;
-/**
- * HTTP/2 receive window of a call client (connection and streams), bytes: room for every answer
- * of the payload fetch's window at once (payload-fetch.ts FETCH_WINDOW x FETCH_CHUNK_BYTES, 2
- * MiB) plus slack. At HTTP/2's default 64 KiB a peer may send only 64 KiB per round trip, so
- * a rebuild ran at 3 MiB/s over a link of 10 ms each way however many calls were in flight
- * (issue 13). It bounds the bytes a peer may have in flight to this member, not what it keeps.
- */
-const CALL_WINDOW_BYTES = 4 * 1024 * 1024;
 const SPOOL_NAME = /^[A-Za-z0-9_:-]{1,63}$/;
-const MEMBER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
-const ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$/;
 /** Prefix of every API key (recognisable in logs and secret scanners). */
 export const API_KEY_PREFIX = 'mqk_';
 /** Random bytes of an API key. */
 export const API_KEY_RANDOM_BYTES = 32;
-
-const passThrough = (bytes: Buffer): Buffer => bytes;
-
-function metaError(result: MetaResult, what: string): MqError | null {
-  switch (result.kind) {
-    case 'ok':
-      return null;
-    case 'exists':
-      return new MqError('conflict', `${what} already exists`);
-    case 'not_found':
-      return new MqError('not_found', `${what}: not found`);
-    case 'limit':
-      return new MqError('conflict', `${what}: the ${result.what} limit is reached`, {
-        limit: result.what,
-      });
-    case 'conflict':
-      return new MqError('conflict', `${what}: ${result.why}`);
-    case 'not_initialized':
-      return unavailable('the cluster is not initialized yet; retry');
-  }
-}
 
 function invalid(field: string, message: string): MqError {
   return new MqError('invalid_argument', message, { field });
@@ -123,20 +75,22 @@ function invalid(field: string, message: string): MqError {
 export interface AdminHost {
   readonly id: string;
   readonly meta: MetaReplica;
-  /** How this member's gRPC links are secured. */
-  readonly security: ClusterSecurity;
-  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
-  readonly adminCall: MemberOptions['adminCall'];
   /** This member's replica of `spool`, if it holds one. */
   replica(spool: string): Pick<SpoolReplica, 'leaderId' | 'node'> | undefined;
-  /** The gRPC address of member `id` (as configured). */
-  peerAddress(id: string): string | undefined;
+  /**
+   * Sends an encoded AdminCall to member `id` (member-links.ts); resolves the encoded answer.
+   * Rejects with 503 unavailable when `id` cannot be reached within `deadlineMs`.
+   */
+  callMember(id: string, call: Uint8Array, deadlineMs: number): Promise<Uint8Array>;
   /** The replica set a new spool named `name` gets. */
   placeSpool(name: string): string[];
   /** Whether this member's replica of `spool` knows its primary and serves its plan. */
   spoolServed(spool: string): boolean;
-  /** Whether this member and every gateway watching it hold metadata index `index`. */
-  authPropagated(index: number): boolean;
+  /**
+   * Resolves true once this member and every gateway watching it hold metadata index `index`,
+   * else with what holds after `waitMs` (0: at once). Never rejects.
+   */
+  whenAuthPropagated(index: number, waitMs: number): Promise<boolean>;
   /** Answers a payload fetch for spool group `group`; throws 503 unavailable. */
   servePayloads(group: string, items: readonly PayloadItem[]): PayloadChunks;
   /** The member is closing or closed. */
@@ -144,7 +98,10 @@ export interface AdminHost {
 }
 
 export class MemberAdmin implements AdminBackend {
-  private readonly clients = new Map<string, grpc.Client>();
+  /** Adding and removing members, moving replicas (membership.ts). */
+  private readonly membership: Membership;
+  /** What the waits on a group's applies need (node-wait.ts). */
+  private readonly waits: WaitHost;
 
   /**
    * `clock` is the cluster layer's (MemberOptions.clusterClock): every wait and deadline here runs
@@ -154,11 +111,14 @@ export class MemberAdmin implements AdminBackend {
     private readonly member: AdminHost,
     private readonly clock: Clock,
     private readonly randomBytes: (bytes: number) => Uint8Array,
-  ) {}
-
-  close(): void {
-    for (const client of this.clients.values()) client.close();
-    this.clients.clear();
+  ) {
+    this.waits = { id: member.id, clock, isClosing: () => member.isClosing() };
+    this.membership = new Membership({
+      ...this.waits,
+      meta: () => member.meta,
+      callOn: (id, step) => this.callOn(id, step),
+      proposeOnLeader: (command) => this.proposeOnLeader(command),
+    });
   }
 
   // ---- AdminBackend ------------------------------------------------------------------------
@@ -285,9 +245,7 @@ export class MemberAdmin implements AdminBackend {
   }
 
   async addMember(id: string, address: string): Promise<AdminCluster> {
-    if (!MEMBER_ID.test(id)) throw invalid('id', `member id must match ${MEMBER_ID.source}`);
-    if (!ADDRESS.test(address)) throw invalid('address', 'address must be host:port');
-    await this.onMetaLeader({ op: 'addMember', id, address });
+    await this.membership.add(id, address);
     return this.cluster();
   }
 
@@ -297,25 +255,8 @@ export class MemberAdmin implements AdminBackend {
     from: string,
     to: string,
   ): Promise<AdminSpool> {
-    const name = accountSpool(accountId, spool);
-    const state = this.member.meta.state;
-    const record = state.spools.get(name);
-    if (record === undefined) throw noSpool(accountId, spool);
-    if (!state.members.includes(to)) throw new MqError('not_found', `member ${to}: not found`);
-    const moved = (r: PlacedSpool): boolean =>
-      r.moving === null && r.replicas.includes(to) && !r.replicas.includes(from);
-    if (!moved(record)) {
-      if (!record.replicas.includes(from)) {
-        const holders = record.replicas.join(', ');
-        throw invalid('from', `member ${from} holds no replica of the spool (${holders})`);
-      }
-      if (record.replicas.includes(to)) {
-        throw invalid('to', `member ${to} holds a replica of the spool already`);
-      }
-      await this.startMove(name, from, to);
-      await this.movesDone([name], moved);
-    }
-    return this.spoolView(name);
+    await this.membership.moveReplica(accountId, spool, from, to);
+    return this.spoolView(accountSpool(accountId, spool));
   }
 
   /**
@@ -328,194 +269,8 @@ export class MemberAdmin implements AdminBackend {
     id: string,
     options: { readonly allowShrink?: boolean } = {},
   ): Promise<AdminCluster> {
-    if (!this.member.meta.state.members.includes(id)) {
-      throw new MqError('not_found', `member ${id}: not found`);
-    }
-    for (let round = 1; ; round++) {
-      const holding = this.spoolsOn(id);
-      if (holding.length === 0) break;
-      if (round > REMOVE_ROUNDS_MAX) {
-        const what = `member ${id} still holds replicas of ${names(holding)}`;
-        throw unavailable(`${what}; run the removal again`);
-      }
-      await this.onMetaLeader({ op: 'moveOff', id, allowShrink: options.allowShrink === true });
-      await this.movesDone(holding.map((spool) => spool.name), (spool) => !hostsReplica(spool, id));
-    }
-    await this.onMetaLeader({ op: 'removeMember', id });
-    // Answer with the shape the metadata has now, the member gone (as applied here too).
-    const gone = (): boolean => !this.member.meta.state.members.includes(id);
-    await this.until(this.member.meta.node, gone, PROPAGATION_WAIT_MS);
+    await this.membership.remove(id, options);
     return this.cluster();
-  }
-
-  /**
-   * Resolves true once `condition` holds, false once `waitMs` pass on the cluster clock. Checked
-   * after every turn of `node` (the Raft group whose applies the condition waits for; it turns at
-   * least once a tick), not by polling. Throws 503 unavailable when this member or the node
-   * closes meanwhile.
-   */
-  private async until(node: RaftNode, condition: () => boolean, waitMs: number): Promise<boolean> {
-    if (condition()) return true;
-    let expired = false;
-    const timer = this.clock.setTimer(() => (expired = true), waitMs);
-    try {
-      await node.watch((resolve, reject) => {
-        if (this.member.isClosing()) return reject(this.closed());
-        if (expired || condition()) resolve();
-      });
-    } catch (error) {
-      // The node rejects its watchers only when it closes, which the member does when closing.
-      throw error instanceof MqError ? error : this.closed();
-    } finally {
-      this.clock.clearTimer(timer);
-    }
-    return condition();
-  }
-
-  private closed(): MqError {
-    return unavailable(`member ${this.member.id} closed; run the command again`);
-  }
-
-  /**
-   * On the metadata leader: records the moves taking member `id`'s replicas elsewhere. The leader
-   * picks the new members among those it hears from, so no move waits on a member that is down.
-   */
-  private async moveOffHere(id: string, allowShrink: boolean): Promise<void> {
-    const meta = this.member.meta;
-    if (!meta.node.isLeader()) throw notMetaLeader();
-    const status = meta.node.status();
-    const unreachable = new Set([id]);
-    for (const [peer, progress] of Object.entries(status.progress)) {
-      if (peer !== this.member.id && !progress.recentActive) unreachable.add(peer);
-    }
-    const moves = this.movesOff(id, this.spoolsOn(id), allowShrink, unreachable);
-    for (const move of moves) await this.startMove(move.spool, id, move.to);
-  }
-
-  /** Spools with a replica on member `id` (joining ones included). */
-  private spoolsOn(id: string): PlacedSpool[] {
-    return [...this.member.meta.state.spools.values()].filter((spool) => hostsReplica(spool, id));
-  }
-
-  /**
-   * The moves taking `id`'s replicas of `holding` elsewhere (spools whose move runs already wait
-   * for it). Throws 409 conflict, before anything moves, when some spool has no member to go to
-   * and shrinking is not allowed, or when `id` holds its only replica.
-   */
-  private movesOff(
-    id: string,
-    holding: readonly PlacedSpool[],
-    allowShrink: boolean,
-    excluded: ReadonlySet<string>,
-  ): { spool: string; to: string }[] {
-    const state = this.member.meta.state;
-    const hosting = new Map<string, number>();
-    for (const spool of state.spools.values()) {
-      for (const member of [...spool.replicas, spool.moving?.to ?? '']) {
-        if (member !== '') hosting.set(member, (hosting.get(member) ?? 0) + 1);
-      }
-    }
-    const moves: { spool: string; to: string }[] = [];
-    const stuck: PlacedSpool[] = [];
-    for (const spool of holding) {
-      if (spool.moving !== null) continue;
-      const to = pickReplacement(spool.name, spool.replicas, state.members, hosting, excluded);
-      if (to === null && (!allowShrink || spool.replicas.length < 2)) stuck.push(spool);
-      if (to !== null) hosting.set(to, (hosting.get(to) ?? 0) + 1);
-      moves.push({ spool: spool.name, to: to ?? '' });
-    }
-    if (stuck.length > 0) {
-      const why = allowShrink
-        ? `member ${id} holds the only replica of ${names(stuck)}`
-        : `no reachable member without a replica can take ${id}'s replicas of ${names(stuck)}; ` +
-          'add a member, or allow the replica sets to shrink (--allow-shrink)';
-      throw new MqError('conflict', why, { spools: stuck.length });
-    }
-    return moves;
-  }
-
-  /** Records the move of `from`'s replica of `spool` to `to` ('' shrinks); a re-run is fine. */
-  private async startMove(spool: string, from: string, to: string): Promise<void> {
-    const { result } = await this.proposeIndexed({ type: 'moveReplica', spool, from, to });
-    if (result.kind === 'exists') return;
-    const error = metaError(result, `spool ${spool}`);
-    if (error !== null) throw error;
-  }
-
-  /**
-   * Waits (at most MOVE_WAIT_MS) until each of `spools` is gone or `done` holds for it in this
-   * member's metadata. Throws 503 unavailable when time runs out (the moves go on).
-   */
-  private async movesDone(
-    spools: readonly string[],
-    done: (spool: PlacedSpool) => boolean,
-  ): Promise<void> {
-    const pending = (): PlacedSpool[] =>
-      spools.flatMap((name) => {
-        const spool = this.member.meta.state.spools.get(name);
-        return spool === undefined || done(spool) ? [] : [spool];
-      });
-    if (!(await this.until(this.member.meta.node, () => pending().length === 0, MOVE_WAIT_MS))) {
-      const what = `replica moves of ${names(pending())} are still running`;
-      throw unavailable(`${what}; run the command again to wait`);
-    }
-  }
-
-  /** Runs a membership step on the metadata leader (here, or forwarded there). */
-  private async onMetaLeader(step: AdminStep): Promise<void> {
-    const leader = this.member.meta.node.leaderId();
-    if (leader === null) throw unavailable('the metadata group has no leader now; retry');
-    await this.callOn(leader, step);
-  }
-
-  /** addMember on the metadata leader: record the address everywhere, then add the voter. */
-  private async addMemberHere(id: string, address: string): Promise<void> {
-    const meta = this.member.meta;
-    if (!meta.node.isLeader()) throw notMetaLeader();
-    const result = await meta.propose({ type: 'addMember', id, address });
-    // `exists`: added before (perhaps the voter step failed then): the voter step is retried.
-    if (result.kind !== 'ok' && result.kind !== 'exists') throw metaError(result, `member ${id}`)!;
-    if (meta.node.status().config.voters.includes(id)) return;
-    try {
-      await meta.node.addVoter(id);
-    } catch (error) {
-      const why = `member ${id} did not catch up as a voter (started with --join?)`;
-      throw unavailable(`${why}: ${String(error)}`);
-    }
-  }
-
-  /**
-   * removeMember on the metadata leader: the voter goes first, then the record. A leader removing
-   * itself hands the metadata's leadership to another voter, which carries on.
-   */
-  private async removeMemberHere(id: string): Promise<void> {
-    const meta = this.member.meta;
-    if (!meta.node.isLeader()) throw notMetaLeader();
-    if (id === this.member.id) {
-      const heir = meta.node.status().config.voters.find((voter) => voter !== id);
-      if (heir === undefined) {
-        throw new MqError('conflict', `member ${id} is the metadata's only voter`);
-      }
-      try {
-        await meta.node.transferLeadership(heir);
-      } catch (error) {
-        const why = `handing the metadata's leadership to ${heir} failed`;
-        throw unavailable(`${why}: ${String(error)}; retry`);
-      }
-      await this.callOn(heir, { op: 'removeMember', id });
-      return;
-    }
-    // A leader changes the configuration only once it has committed an entry of its term (it
-    // may have just taken over, from the member being removed for instance).
-    const leading = (): boolean => meta.node.hasLeaderLease() || !meta.node.isLeader();
-    await this.until(meta.node, leading, PROPAGATION_WAIT_MS);
-    try {
-      await meta.node.removeMember(id);
-    } catch (error) {
-      throw unavailable(`removing ${id} from the metadata group failed: ${String(error)}`);
-    }
-    const error = metaError(await meta.propose({ type: 'removeMember', id }), `member ${id}`);
-    if (error !== null) throw error;
   }
 
   // ---- Forwarded steps (accounts service Call) ----------------------------------------------
@@ -526,21 +281,25 @@ export class MemberAdmin implements AdminBackend {
       const result = await this.proposeHere(decodeMetaCommand(step.command));
       return { result, index: this.member.meta.status().appliedIndex };
     },
-    acked: async (step) => ({ acked: this.member.authPropagated(step.index) }),
+    // The asker's wait, bounded by this member's own: a waiter is held at most that long.
+    acked: async (step) => {
+      const waitMs = Math.min(step.waitMs, PROPAGATION_WAIT_MS);
+      return { acked: await this.member.whenAuthPropagated(step.index, waitMs) };
+    },
     transfer: async (step) => {
       await this.transferHere(step.spool, step.to);
       return {};
     },
     addMember: async (step) => {
-      await this.addMemberHere(step.id, step.address);
+      await this.membership.addHere(step.id, step.address);
       return {};
     },
     removeMember: async (step) => {
-      await this.removeMemberHere(step.id);
+      await this.membership.removeHere(step.id);
       return {};
     },
     moveOff: async (step) => {
-      await this.moveOffHere(step.id, step.allowShrink);
+      await this.membership.moveOffHere(step.id, step.allowShrink);
       return {};
     },
     payloads: async (step) => this.member.servePayloads(step.group, step.items),
@@ -591,27 +350,24 @@ export class MemberAdmin implements AdminBackend {
   }
 
   /**
-   * Waits until every member answering holds `index` with all its watchers (bounded by
-   * PROPAGATION_WAIT_MS on the cluster clock). Polls: the state is other members'.
+   * Waits until every member answering holds `index` with all its watchers, at most
+   * PROPAGATION_WAIT_MS on the cluster clock. Each member is asked once, in parallel, and answers
+   * when it holds the index or its wait is over (a long poll: what ends it is other members'
+   * state, which their own events report). A member that does not answer in time counts as
+   * unreachable: its gateways watch another member by now.
    */
   private async propagated(index: number): Promise<void> {
-    const deadline = this.clock.nowMs() + PROPAGATION_WAIT_MS;
-    const pending = new Set(this.member.meta.state.members);
-    while (pending.size > 0 && this.clock.nowMs() < deadline) {
-      for (const id of [...pending]) {
-        if (id === this.member.id) {
-          if (this.member.authPropagated(index)) pending.delete(id);
-          continue;
-        }
-        try {
-          const answer = await this.callOn(id, { op: 'acked', index }, PROPAGATION_WAIT_MS);
-          if (answer.acked) pending.delete(id);
-        } catch {
-          pending.delete(id); // unreachable: its gateways watch another member by now
-        }
+    const deadlineMs = this.clock.nowMs() + PROPAGATION_WAIT_MS;
+    const held = async (id: string): Promise<void> => {
+      const waitMs = Math.max(0, deadlineMs - this.clock.nowMs());
+      if (id === this.member.id) {
+        await this.member.whenAuthPropagated(index, waitMs);
+        return;
       }
-      if (pending.size > 0) await sleepMs(this.clock, PROPAGATION_POLL_MS);
-    }
+      const step = { op: 'acked', index, waitMs } as const;
+      await this.callOn(id, step, waitMs + PROPAGATION_ANSWER_MS).catch(() => undefined);
+    };
+    await Promise.all(this.member.meta.state.members.map(held));
   }
 
   /**
@@ -627,12 +383,13 @@ export class MemberAdmin implements AdminBackend {
     const started = (): boolean => !placed() || this.member.replica(spool) !== undefined;
     try {
       // The replica starts once the metadata here holds the spool: judged on the metadata's turns.
-      if (!(await this.until(this.member.meta.node, started, SPOOL_OPEN_WAIT_MS))) return;
+      const meta = this.member.meta;
+      if (!(await untilApplied(this.waits, meta.node, started, SPOOL_OPEN_WAIT_MS))) return;
       const replica = this.member.replica(spool);
       if (replica === undefined) return; // placed elsewhere
       // Served once its group knows a primary and applied the plan: judged on the group's turns.
       const servedHere = (): boolean => !placed() || this.member.spoolServed(spool);
-      await this.until(replica.node, servedHere, deadlineMs - this.clock.nowMs());
+      await untilApplied(this.waits, replica.node, servedHere, deadlineMs - this.clock.nowMs());
     } catch (error) {
       if (!(error instanceof MqError)) throw error; // closing: the admin call answers anyway
     }
@@ -657,8 +414,8 @@ export class MemberAdmin implements AdminBackend {
   }
 
   /**
-   * Runs `step` on member `id` (here when it is this member): through MemberOptions.adminCall
-   * when given, else the accounts service's Call. Rejects with MqError.
+   * Runs `step` on member `id` (here when it is this member, else sent by AdminHost.callMember).
+   * Rejects with MqError.
    */
   private async callOn<O extends AdminOp>(
     id: string,
@@ -666,45 +423,13 @@ export class MemberAdmin implements AdminBackend {
     deadlineMs = CALL_DEADLINE_MS,
   ): Promise<AdminAnswers[O]> {
     if (id === this.member.id) return this.runStep(step);
-    const adminCall = this.member.adminCall;
-    const bytes = adminCall !== undefined
-      ? await adminCall(id, encodeAdminStep(step))
-      : await this.callOverGrpc(id, encodeAdminStep(step), deadlineMs);
+    const bytes = await this.member.callMember(id, encodeAdminStep(step), deadlineMs);
     try {
       return decodeAdminAnswer(step.op as O, bytes);
     } catch (error) {
       if (!(error instanceof WireError)) throw error;
       throw new MqError('internal', `member ${id} answered ${step.op}: ${error.message}`);
     }
-  }
-
-  /** Sends an encoded AdminCall to member `id`; resolves its encoded answer. */
-  private async callOverGrpc(id: string, call: Uint8Array, deadlineMs: number): Promise<Buffer> {
-    const address = this.member.peerAddress(id);
-    if (address === undefined) throw unavailable(`member ${id} is unknown`);
-    let client = this.clients.get(id);
-    if (client === undefined) {
-      client = new grpc.Client(address, clientCredentials(this.member.security, id), {
-        ...clusterChannelOptions(this.member.security),
-        'grpc.max_receive_message_length': ACCOUNTS_CALL_BYTES_MAX,
-        'grpc-node.flow_control_window': CALL_WINDOW_BYTES,
-      });
-      this.clients.set(id, client);
-    }
-    const connected = client;
-    return new Promise<Buffer>((resolve, reject) => {
-      connected.makeUnaryRequest<Buffer, Buffer>(
-        ACCOUNTS_CALL_PATH,
-        passThrough,
-        passThrough,
-        Buffer.from(call.buffer, call.byteOffset, call.byteLength),
-        // A gRPC deadline is an epoch time that grpc-js enforces with its own real timer.
-        { deadline: systemClock.nowMs() + deadlineMs },
-        (error, answer) => (error || answer === undefined ? reject(error) : resolve(answer)),
-      );
-    }).catch((error: unknown) => {
-      throw unavailable(`member ${id} did not answer: ${String(error)}`);
-    });
   }
 
   // ---- Views -------------------------------------------------------------------------------
@@ -754,20 +479,6 @@ export class MemberAdmin implements AdminBackend {
 
 /** Runs one forwarded step of kind O. */
 type StepRunner<O extends AdminOp> = (step: AdminStepOf<O>) => Promise<AdminAnswers[O]>;
-
-function noSpool(accountId: string, spool: string): MqError {
-  return new MqError('not_found', `spool ${spool} of ${accountId}: not found`);
-}
-
-function notMetaLeader(): MqError {
-  return unavailable('this member does not lead the metadata now; retry');
-}
-
-/** The first spools' names, for a message. */
-function names(spools: readonly PlacedSpool[]): string {
-  const shown = spools.slice(0, NAMED_SPOOLS_MAX).map((spool) => spool.name).join(', ');
-  return spools.length > NAMED_SPOOLS_MAX ? `${shown}, ... (${spools.length} spools)` : shown;
-}
 
 function keyView(key: KeyRecord): AdminKey {
   return { id: keyIdOf(key.hash), accountId: key.accountId, blocked: key.blocked };

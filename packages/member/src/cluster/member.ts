@@ -10,127 +10,84 @@
 // and never bootstraps again. Spool groups found in storage start at once (the member takes part
 // in their quorums before its metadata catches up); spools the metadata places on this member
 // start when their entry is applied (bootstrapped with their replica set if new).
+//
+// This file composes the member; each concern lives in its own piece, wired here through narrow
+// host interfaces: storage (member-storage.ts), links to other members (member-links.ts), how
+// groups start (group-starter.ts), the hosted replicas (replica-registry.ts), following the
+// metadata (meta-follower.ts), the auth table (auth-push.ts), readiness, call routing, plans,
+// replica moves, storage recovery, and the admin backend (member-admin.ts, membership.ts).
 
-import { chmod, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   type Plan,
   resolvePlan,
   type SpoolService,
 } from '@spoolmq/engine';
-import { ACCOUNTS_CALL_PATH, type AuthTable, type PayloadItem } from '@spoolmq/protocol';
+import type { AuthTable, PayloadItem } from '@spoolmq/protocol';
 import {
   GroupRouter,
-  GrpcTransport,
-  LevelStorageEngine,
-  type StorageEngine,
   type StorageStats,
   type Transport,
   type GrpcTransportStats,
-  type RaftNode,
-  type ClusterSecurity,
-  INSECURE_CLUSTER,
-  type PeerIdentity,
-  isRecoverableStorageError,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
-import {
-  type Clock,
-  type TimerHandle,
-  afterTurn,
-  monotonicClock,
-  settle,
-  systemClock,
-} from '../host/clock.js';
+import { type Clock, monotonicClock, systemClock } from '../host/clock.js';
 import { systemRandomBytes } from '../host/random.js';
 import { CursorCodec } from '../host/cursors.js';
-import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
-import { DiskMonitor, type DiskMonitorStatus, statfsProbe } from '../host/disk-monitor.js';
-import { MemoryMonitor, type MemoryMonitorStatus } from '../host/memory-monitor.js';
+import type { DiskMonitor, DiskMonitorStatus } from '../host/disk-monitor.js';
+import type { MemoryMonitor, MemoryMonitorStatus } from '../host/memory-monitor.js';
 import { HostedSpoolService } from '../host/hosted-service.js';
 import { PatternCache } from '../host/patterns.js';
 import { TokenCodec } from '../host/tokens.js';
-import { MemberPayloads } from '../store/member-payloads.js';
 import { unavailable } from './cluster-errors.js';
-import {
-  type AccountWatcher,
-  type AccountsHost,
-  accountsServiceRegistration,
-  answerAdminCall,
-} from '../rpc/accounts-rpc.js';
+import { accountsServiceRegistration, answerAdminCall } from '../rpc/accounts-rpc.js';
+import { AuthPush } from './auth-push.js';
+import { MemberLinks } from './member-links.js';
+import { MemberStorage, diskMonitorOf, memoryMonitorOf } from './member-storage.js';
+import { MetaFollower, metaCaughtUp } from './meta-follower.js';
+import { appliedCommitted } from './node-wait.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
-import type { MetaCommand, MetaResult } from './meta-commands.js';
-import { hex, hostsReplica } from './meta-state.js';
+import type { MetaResult } from './meta-commands.js';
 import { placeReplicas } from './placement.js';
-import { META_GROUP, MetaReplica } from './meta-replica.js';
+import { META_GROUP, type MetaReplica } from './meta-replica.js';
 import { type DrainableService, type MemberOptions, checkOptions } from './member-options.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
-import { RAFT_TICK_MS_DEFAULT, type RaftTuning } from './raft-tuning.js';
+import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
 import { CallRouter } from './call-router.js';
+import { GroupStarter } from './group-starter.js';
 import { type MemberStatus, memberStatus } from './member-metrics.js';
 import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
+import { ReplicaRegistry } from './replica-registry.js';
 import { ReplicaMover } from './replica-mover.js';
 import { StorageRecovery } from './storage-recovery.js';
-import {
-  type ClusterCodecs,
-  SpoolReplica,
-  parseSpoolGroup,
-  spoolGroup,
-} from './spool-replica.js';
+import type { ClusterCodecs, SpoolReplica } from './spool-replica.js';
 
 /** Tokens and cursors are keyed by the cluster secret and this fixed, cluster-wide salt. */
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
-/** How often a member reconciles its replicas with the metadata without a new entry (ms). */
-const RECONCILE_INTERVAL_MS = 1_000;
 /** How long a closing member lets the gateways' calls in flight finish (they take ms). */
 export const SERVICE_DRAIN_MS = 2_000;
+/**
+ * How long a restarted metadata group may take to apply what its log holds as committed before
+ * it takes over anyway (ms): it applies that in its first turns unless it cannot apply at all.
+ */
+const CATCH_UP_WAIT_MS = 1_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 
-/** Metadata commands that change what gateways authenticate with. */
-const AUTH_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
-  'createAccount',
-  'putAccount',
-  'putKey',
-  'deleteKey',
-  'setKeyBlocked',
-  'putPlan',
-]);
-/** Metadata commands that change the plan some spool should have. */
-const PLAN_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
-  'createAccount',
-  'putAccount',
-  'putPlan',
-  'createSpool',
-]);
-/** Metadata commands that start or end a spool's replica move. */
-const MOVE_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set(['moveReplica', 'finishMove']);
-/** Metadata commands that change who is a member (calls of a removed one are cut). */
-const MEMBERSHIP_COMMANDS: ReadonlySet<MetaCommand['type']> = new Set([
-  'addMember',
-  'removeMember',
-]);
-/** Listeners of auth table changes (in-process gateways, watch streams). */
-const AUTH_LISTENERS_MAX = 2_048;
-
-export class Member implements AccountsHost, AdminHost {
+export class Member implements AdminHost {
   readonly id: string;
   /** The admin API's backend (accounts, keys, plans, spools) on this member. */
   readonly admin: MemberAdmin;
-  /** Gateways watching the auth table through this member (the accounts service). */
-  readonly watchers = new Set<AccountWatcher>();
-  private readonly authListeners = new Set<() => void>();
-  private authPushScheduled = false;
-  /** The auth table version last pushed to the listeners. */
-  private pushedAuthVersion = -1;
+  /** The auth table, pushed to in-process listeners and watching gateways. */
+  private readonly auth: AuthPush;
   /** Keeps the served spools' engines on the metadata's plans. */
   private readonly plans: PlanReconciler;
   /** Where each gateway call runs: this member's host, or the primary elsewhere. */
   private readonly calls: CallRouter;
-  private readonly peers: Record<string, string>;
+  /** The gRPC port, the peers' addresses, admission, admin steps to other members. */
+  private readonly links: MemberLinks;
   /** Routes each call to this member's replica of the spool while it is the primary. */
   readonly service: SpoolService;
   private readonly options: MemberOptions;
@@ -138,27 +95,21 @@ export class Member implements AccountsHost, AdminHost {
   /** The cluster layer's time (MemberOptions.clusterClock): waits, retries, reconciliation. */
   private readonly clusterClock: Clock;
   private readonly plan: Plan;
-  private readonly replicas = new Map<string, SpoolReplica>();
-  private readonly starting = new Map<string, Promise<void>>();
-  /** Replicas of deleted spools being closed and dropped from storage. */
-  private readonly stopping = new Map<string, Promise<void>>();
+  /** The spool replicas hosted here: starting, running, stopping. */
+  private readonly replicas: ReplicaRegistry<SpoolReplica>;
+  /** Starts the metadata group and spool replicas on the shared storage and transport. */
+  private readonly groups: GroupStarter;
   /** When this member can serve, and who waits for it. */
   private readonly readiness: MemberReadiness;
-  private reconcileTimer: TimerHandle | null = null;
-  /** A reconciliation is queued for the next turn (see watchMeta). */
-  private reconcileQueued = false;
+  /** What each applied metadata command changes here, and when replicas are reconciled. */
+  private readonly follower: MetaFollower;
   /** Drives the replica moves of the spools this member leads. */
   private readonly mover: ReplicaMover;
   private readonly patterns = new PatternCache();
-  private storageValue!: StorageEngine;
-  private ownsStorage = false;
-  /** The spool replicas' payload stores and their shared cache. */
-  private payloads!: MemberPayloads;
   private transport!: Transport;
   private router!: GroupRouter;
   private metaValue: MetaReplica | null = null;
   private codecs: ClusterCodecs | null = null;
-  private grpcTransport: GrpcTransport | null = null;
   private closing = false;
   /** Handing its groups over before stopping: not ready, opens no spool as primary. */
   private lameDuck = false;
@@ -171,23 +122,39 @@ export class Member implements AccountsHost, AdminHost {
   private readonly memory: MemoryMonitor;
   /** Restarts every group in process after a storage failure (storage-recovery.ts). */
   private readonly recovery: StorageRecovery;
-  /** The groups are stopped for a recovery: no replica starts until they start again. */
-  private groupsStopped = false;
 
-  private constructor(options: MemberOptions) {
+  private constructor(
+    options: MemberOptions,
+    /** The storage engine every group shares, and the payload stores. */
+    private readonly storage: MemberStorage,
+    disk: DiskMonitor | null,
+  ) {
     this.options = options;
     this.id = options.id;
     this.clock = options.clock ?? systemClock;
     this.clusterClock = options.clusterClock ?? monotonicClock;
     this.plan = resolvePlan(options.plan);
-    this.disk = diskMonitorOf(options, this.clock);
+    this.disk = disk;
     this.memory = memoryMonitorOf(options, this.clock);
     this.service = new HostedSpoolService(
       (spool) => this.calls.hostFor(spool),
       () => this.readiness.serviceReady(),
       () => this.disk?.refuseGrowth() ?? this.memory.refuseGrowth(),
     );
-    this.peers = { ...options.peers };
+    this.links = new MemberLinks(
+      { metaState: () => this.metaValue?.state, clock: this.clusterClock },
+      options,
+    );
+    this.groups = this.groupStarter();
+    this.replicas = this.replicaRegistry();
+    this.follower = this.metaFollower();
+    this.auth = new AuthPush({
+      meta: () => this.metaValue,
+      isClosing: () => this.closing,
+      metaCurrent: () => this.metaCurrent(),
+      messageSizeMaxBytes: this.plan.messageSizeMaxBytes,
+      clock: this.clusterClock,
+    });
     this.recovery = new StorageRecovery(
       {
         stopGroups: () => this.stopGroups(),
@@ -197,21 +164,13 @@ export class Member implements AccountsHost, AdminHost {
       this.clock,
       options.onStorageRecovery,
     );
-    this.readiness = new MemberReadiness({
-      id: this.id,
-      clock: this.clusterClock,
-      held: () =>
-        this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
-      replicas: () => this.replicas,
-      placements: () => this.metaValue?.state.spools.values() ?? [],
-      lastStartError: () => this.lastStartError,
-    });
+    this.readiness = this.memberReadiness();
     const randomBytes = options.randomBytes ?? systemRandomBytes;
     this.admin = new MemberAdmin(this, this.clusterClock, randomBytes);
     const tickMs = options.raft?.tickMs ?? RAFT_TICK_MS_DEFAULT;
     this.plans = new PlanReconciler({
       replica: (spool) => this.replicas.get(spool),
-      spools: () => this.replicas.keys(),
+      spools: () => this.replicas.all().keys(),
       clock: this.clusterClock,
       retryMs: tickMs,
     });
@@ -233,6 +192,69 @@ export class Member implements AccountsHost, AdminHost {
     });
   }
 
+  /** The registry of the replicas hosted here, wired to this member's storage and pieces. */
+  private replicaRegistry(): ReplicaRegistry<SpoolReplica> {
+    return new ReplicaRegistry<SpoolReplica>({
+      id: this.id,
+      isClosing: () => this.closing,
+      open: (spool, gen, bootstrap) => this.groups.startReplica(spool, gen, bootstrap),
+      drop: (group) => this.storage.drop(group),
+      onOpened: (spool, replica) => this.replicaOpened(spool, replica),
+      onDropped: () => this.reconcile(),
+      onError: (error) => (this.lastStartError = error),
+    });
+  }
+
+  /** How this member's groups start (group-starter.ts). */
+  private groupStarter(): GroupStarter {
+    return new GroupStarter({
+      options: this.options,
+      storage: this.storage,
+      clock: this.clock,
+      clusterClock: this.clusterClock,
+      plan: this.plan,
+      transport: () => this.transport,
+      router: () => this.router,
+      codecs: () => this.codecs,
+      fetchPayloads: (id, step) => this.admin.fetchPayloads(id, step),
+      metaApplied: (command, result) => this.follower.applied(command, result),
+      replicaChanged: (spool) => {
+        this.readiness.check();
+        this.plans.reconcile(spool);
+        this.mover.kick(spool);
+      },
+      recover: (group, error) => this.recovery.trigger(group, error),
+    });
+  }
+
+  /** When this member can serve (member-readiness.ts). */
+  private memberReadiness(): MemberReadiness {
+    return new MemberReadiness({
+      id: this.id,
+      clock: this.clusterClock,
+      held: () =>
+        this.closing || this.lameDuck || this.codecs === null || this.recovery.recovering,
+      replicas: () => this.replicas.all(),
+      placements: () => this.metaValue?.state.spools.values() ?? [],
+      lastStartError: () => this.lastStartError,
+    });
+  }
+
+  /** Follows the metadata with this member's pieces (meta-follower.ts). */
+  private metaFollower(): MetaFollower {
+    return new MetaFollower({
+      isClosing: () => this.closing,
+      clock: this.clusterClock,
+      spoolDeleted: (name) => this.replicas.stop(name),
+      membersAdded: () => this.links.learnAddresses(),
+      membershipChanged: () => this.links.recheckCalls(),
+      authChanged: () => this.auth.schedule(),
+      plansChanged: () => this.refreshPlans(),
+      movesChanged: () => this.mover.kickAll(),
+      reconcile: () => this.reconcile(),
+    });
+  }
+
   /**
    * Starts a member: storage, transport, the metadata group, and the spool groups in storage.
    * Throws Error for invalid options, and what storage or the transport throw (a LevelDB locked
@@ -240,7 +262,9 @@ export class Member implements AccountsHost, AdminHost {
    */
   static async start(options: MemberOptions): Promise<Member> {
     checkOptions(options);
-    const member = new Member(options);
+    const disk = diskMonitorOf(options, options.clock ?? systemClock);
+    const storage = await MemberStorage.open(options, disk);
+    const member = new Member(options, storage, disk);
     try {
       await member.open();
     } catch (error) {
@@ -251,141 +275,34 @@ export class Member implements AccountsHost, AdminHost {
   }
 
   private async open(): Promise<void> {
-    const options = this.options;
-    if (options.storage !== undefined) {
-      this.storageValue = options.storage;
-    } else {
-      // Payloads, key hashes and the cluster secret live here: this user's alone.
-      await mkdir(options.dataDir!, { recursive: true, mode: 0o700 });
-      await chmod(options.dataDir!, 0o700);
-      // On a volume filled to the last byte LevelDB cannot even open: the ballast makes room.
-      await this.disk?.releaseBallast();
-      this.storageValue = await LevelStorageEngine.open(options.dataDir!, {
-        onTornTail: options.onTornTail,
-        onHardStateRestored: options.onHardStateRestored,
-      });
-      this.ownsStorage = true;
-    }
     // Sampled before any group starts: on a full volume, growth is refused from the first call.
     await this.disk?.start();
     this.memory.start();
-    this.payloads = new MemberPayloads({
-      dataDir: options.storage === undefined ? options.dataDir! : null,
-      storage: this.storageValue,
-      ...(options.payloadCacheBytes === undefined
-        ? {}
-        : { cacheBytes: options.payloadCacheBytes }),
-    });
-    this.transport = options.transport ?? (await this.startGrpc());
+    this.transport = this.options.transport ?? (await this.startGrpc());
     this.router = new GroupRouter(this.transport);
-    const stored = await this.storageValue.groups();
-    this.metaValue = await this.startMeta(stored);
-    this.watchNode(META_GROUP, this.metaValue.node);
-    this.watchMeta(this.metaValue.node);
-    await this.startStoredReplicas(stored);
+    const stored = await this.storage.engine.groups();
+    this.metaValue = await this.groups.startMeta(stored);
+    this.groups.watch(META_GROUP, this.metaValue.node);
+    this.follower.watch(this.metaValue.node);
+    await this.replicas.startStored(stored);
     this.reconcile();
-    // Events bring the reconciliation back whenever the metadata may have caught up (see
-    // watchMeta). A leader's lease, which its own moved-away replicas wait for, comes without
-    // one: the timer covers that. Idempotent and cheap.
-    this.armReconcileTimer();
+    this.follower.start();
   }
 
-  private armReconcileTimer(): void {
-    this.reconcileTimer = this.clusterClock.setTimer(() => {
-      if (this.closing) return;
-      this.armReconcileTimer(); // first: a throwing reconciliation must not stop the timer
-      this.reconcile();
-    }, RECONCILE_INTERVAL_MS);
-  }
-
-  /** Starts the metadata group from storage (`stored`: the groups storage holds). */
-  private startMeta(stored: readonly string[]): Promise<MetaReplica> {
-    const options = this.options;
-    const members = Object.keys(options.peers).sort();
-    return MetaReplica.start({
-      memberId: this.id,
-      storage: this.storageValue.group(META_GROUP),
-      transport: this.transport,
-      router: this.router,
-      // Only a member that has never stored anything founds the group, unless it joins one.
-      ...(stored.length === 0 && options.join !== true ? { bootstrap: members } : {}),
-      members,
-      replicasPerSpool: options.replicasPerSpool ?? REPLICAS_PER_SPOOL_DEFAULT,
-      raft: this.raftTuning(),
-      clock: this.clusterClock,
-      randomBytes: options.randomBytes ?? systemRandomBytes,
-      onApplied: (command, result) => this.onMetaApplied(command, result),
-    });
-  }
-
-  /**
-   * Starts the spool groups found in storage, the latest incarnation of each name; earlier ones
-   * (a deletion interrupted by a crash) are dropped.
-   */
-  private async startStoredReplicas(stored: readonly string[]): Promise<void> {
-    const latest = new Map<string, number>();
-    const stale: string[] = [];
-    for (const group of stored) {
-      const parsed = parseSpoolGroup(group);
-      if (parsed === null) continue;
-      const other = latest.get(parsed.name);
-      if (other !== undefined) stale.push(spoolGroup(parsed.name, Math.min(other, parsed.gen)));
-      latest.set(parsed.name, Math.max(other ?? 0, parsed.gen));
-    }
-    for (const group of stale) {
-      await this.storageValue.group(group).destroy();
-      await this.payloads.destroy(group);
-    }
-    for (const [name, gen] of latest) this.startReplica(name, gen, undefined);
-  }
-
-  private async startGrpc(): Promise<Transport> {
-    const options = this.options;
-    this.drainable = options.grpcServices?.(this.service) ?? [];
-    const transport = await GrpcTransport.start({
-      selfId: this.id,
-      listen: options.listen ?? options.peers[this.id]!,
-      peers: options.peers,
-      services: [...this.drainable, accountsServiceRegistration(this)],
-      security: this.security,
-      admits: (identity, method) => this.refusal(identity, method),
-      ...(options.onRefused === undefined ? {} : { onRefused: options.onRefused }),
-    });
-    this.grpcTransport = transport;
-    return transport;
-  }
-
-  /**
-   * Why a member certificate the CA vouches for is refused all the same:
-   * - its member was removed (the certificate stays valid until revoked, and the machine may be
-   *   anyone's now); removal comes after the member left every group, so this stops no group;
-   * - it proposes metadata or forwards an admin step (ACCOUNTS_CALL_PATH) and is not a member in
-   *   the metadata (or, before the metadata's first entry, a configured peer): a certificate
-   *   made ahead for a member not yet added has no say. Raft from a non-peer is dropped by the
-   *   transport (its `from` must be a known peer).
-   */
-  private refusal(identity: PeerIdentity, method: string): string | null {
-    if (identity.role !== 'member') return null;
-    const state = this.metaValue?.state;
-    if (state?.removed.includes(identity.name) === true) {
-      return `member ${identity.name} was removed from the cluster`;
-    }
-    if (method !== ACCOUNTS_CALL_PATH) return null;
-    const known =
-      state !== undefined && state.members.length > 0
-        ? state.members.includes(identity.name)
-        : this.options.peers[identity.name] !== undefined;
-    return known ? null : `${identity.name} is not a member of this cluster`;
+  /** Listens on gRPC with the services of the options and the accounts service. */
+  private startGrpc(): Promise<Transport> {
+    this.drainable = this.options.grpcServices?.(this.service) ?? [];
+    return this.links.start([...this.drainable, this.accountsService()]);
   }
 
   /** The gRPC transport's counters (null with an injected transport). */
   grpcTransportStats(): GrpcTransportStats | null {
-    return this.grpcTransport?.stats() ?? null;
+    return this.links.stats();
   }
 
   /** The gRPC server of the member's port (null with an injected transport). */
   get grpcServer(): grpc.Server | null {
-    return this.grpcTransport?.server ?? null;
+    return this.links.server;
   }
 
   /**
@@ -393,78 +310,15 @@ export class Member implements AccountsHost, AdminHost {
    * injected transport.
    */
   setPeerAddresses(peers: Readonly<Record<string, string>>): void {
-    Object.assign(this.peers, peers);
-    this.grpcTransport?.setPeers(this.peers);
+    this.links.setPeerAddresses(peers);
   }
 
   /**
-   * The Raft settings of every group here. A member configured with no peer (`mq serve`, a
-   * one-member cluster) tells its groups they are sole members: bad bytes in their logs cannot
-   * be repaired from anyone, so they go on without what was lost (RaftConfig.soleMember). Grow
-   * such a cluster with `--peers` naming the new members on every restart after.
+   * Runs an encoded admin step on member `id` (member-links.ts); resolves the encoded answer.
+   * Rejects with 503 unavailable when `id` cannot be reached within `deadlineMs`.
    */
-  private raftTuning(): RaftTuning {
-    const sole = Object.keys(this.options.peers).length === 1 && this.options.join !== true;
-    return { ...this.options.raft, ...(sole ? { soleMember: true } : {}) };
-  }
-
-  /**
-   * Reports a group's stop and the messages its node drops to the member's listeners. A stop on
-   * a storage failure (the disk full or failing) starts a recovery instead, when the storage can
-   * reopen: the member comes back in process once the disk does.
-   */
-  private watchNode(group: string, node: RaftNode): void {
-    const { onGroupFailure, onRaftRejected } = this.options;
-    node.on('error', (error) => {
-      if (isRecoverableStorageError(error) && this.storageValue.reopen !== undefined) {
-        this.recovery.trigger(group, error);
-      } else {
-        onGroupFailure?.(group, error);
-      }
-    });
-    if (onRaftRejected !== undefined) {
-      node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
-    }
-  }
-
-  /**
-   * Reconciles again once the metadata may have caught up (metaCaughtUp). Entries are applied
-   * in batches, and during a batch the applied index trails the commit index: an apply in the
-   * middle of one is no reason to drop a moved replica's storage (stopMovedAway waits). The
-   * batch's last entry may be a configuration change or a Noop, which reach no onMetaApplied,
-   * and a member that was just removed from the metadata group gets no later entry: so a
-   * moved replica whose finishMove was applied mid-batch was kept for good (issue 14, the
-   * replica-mover test: the removed member's metadata ended with its own removal). Hence one
-   * reconciliation after every batch of applies (queued: it runs once the batch is done),
-   * after each configuration change, and when the known leader changes.
-   */
-  private watchMeta(node: RaftNode): void {
-    node.on('config-change', () => this.queueReconcile());
-    node.on('leader-change', () => this.queueReconcile());
-  }
-
-  private queueReconcile(): void {
-    if (this.reconcileQueued) return;
-    this.reconcileQueued = true;
-    afterTurn(() => {
-      this.reconcileQueued = false;
-      this.reconcile();
-    });
-  }
-
-  /** How this member's gRPC links are secured. */
-  get security(): ClusterSecurity {
-    return this.options.security ?? INSECURE_CLUSTER;
-  }
-
-  /** The injected way to run admin steps on other members (MemberOptions.adminCall), if any. */
-  get adminCall(): MemberOptions['adminCall'] {
-    return this.options.adminCall;
-  }
-
-  /** The gRPC address of member `id` (as configured). */
-  peerAddress(id: string): string | undefined {
-    return this.peers[id];
+  callMember(id: string, call: Uint8Array, deadlineMs: number): Promise<Uint8Array> {
+    return this.links.call(id, call, deadlineMs);
   }
 
   /**
@@ -485,27 +339,11 @@ export class Member implements AccountsHost, AdminHost {
     return placeReplicas(name, members, replicasPerSpool);
   }
 
-  // ---- Accounts (AccountsHost) ---------------------------------------------------------------
+  // ---- Accounts (auth-push.ts, accounts-rpc.ts) ---------------------------------------------
 
   /** What gateways authenticate with, as of the metadata this member has applied. */
   authTable(): AuthTable {
-    const state = this.meta.state;
-    const accounts = [...state.accounts.values()].map((account) => {
-      const plan = state.plans.get(account.plan);
-      return {
-        id: account.id,
-        state: account.state,
-        messageSizeMaxBytes: plan?.messageSizeMaxBytes ?? this.plan.messageSizeMaxBytes,
-        requestsPerSecond: plan?.requestsPerSecond ?? 0,
-        requestBurst: plan?.requestBurst ?? 0,
-      };
-    });
-    const keys = [...state.keys.values()].map((key) => ({
-      hashHex: hex(key.hash),
-      accountId: key.accountId,
-      blocked: key.blocked,
-    }));
-    return { version: this.meta.status().appliedIndex, accounts, keys };
+    return this.auth.authTable();
   }
 
   /**
@@ -513,19 +351,21 @@ export class Member implements AccountsHost, AdminHost {
    * plans is applied here. Returns the unsubscribe. Throws RangeError past AUTH_LISTENERS_MAX.
    */
   onAuthChange(listener: () => void): () => void {
-    if (this.authListeners.size >= AUTH_LISTENERS_MAX) throw new RangeError('too many listeners');
-    this.authListeners.add(listener);
-    return () => this.authListeners.delete(listener);
+    return this.auth.onAuthChange(listener);
   }
 
   /**
-   * Whether this member applied the metadata up to `index`, pushed it to its in-process
-   * listeners, and every gateway watching it acknowledged a table that new.
+   * Resolves true once this member applied the metadata up to `index`, pushed it, and every
+   * gateway watching it acknowledged it; else with what holds after `waitMs` (auth-push.ts).
    */
-  authPropagated(index: number): boolean {
-    if (this.meta.status().appliedIndex < index || this.pushedAuthVersion < index) return false;
-    for (const watcher of this.watchers) if (watcher.acked < index) return false;
-    return true;
+  whenAuthPropagated(index: number, waitMs: number): Promise<boolean> {
+    return this.auth.whenPropagated(index, waitMs);
+  }
+
+  /** The accounts service (auth table watches, forwarded admin steps) on the cluster clock. */
+  private accountsService(): ReturnType<typeof accountsServiceRegistration> {
+    const calls = (call: Uint8Array): Promise<Uint8Array> => this.handleAdminCall(call);
+    return accountsServiceRegistration(this.auth, calls, this.clusterClock);
   }
 
   /** The member is closing or closed. */
@@ -533,7 +373,8 @@ export class Member implements AccountsHost, AdminHost {
     return this.closing;
   }
 
-  metaCurrent(): boolean {
+  /** Whether the metadata follows a leader now (watching gateways get heartbeats). */
+  private metaCurrent(): boolean {
     return !this.closing && this.metaValue !== null && this.meta.node.leaderId() !== null;
   }
 
@@ -546,42 +387,29 @@ export class Member implements AccountsHost, AdminHost {
     return answerAdminCall(this.admin, call);
   }
 
-  private scheduleAuthPush(): void {
-    if (this.authPushScheduled) return;
-    this.authPushScheduled = true;
-    // Once per event-loop turn, after the whole batch of applied entries.
-    afterTurn(() => {
-      this.authPushScheduled = false;
-      if (this.closing || this.metaValue === null) return;
-      this.pushedAuthVersion = this.meta.status().appliedIndex;
-      for (const listener of [...this.authListeners]) listener();
-    });
-  }
-
   /** The bound gRPC address (`host:port`), null with an injected transport. */
   get address(): string | null {
-    return this.grpcTransport?.address ?? null;
+    return this.links.address;
   }
 
   get meta(): MetaReplica {
     return this.metaValue!;
   }
 
-  /** This member's replica of `spool`, if it holds one. */
   /**
    * Answers another member's payload fetch for spool group `group` (see payload-fetch.ts; the
    * items were checked as they were decoded). Throws 503 unavailable when no replica of it runs
    * here.
    */
   servePayloads(group: string, items: readonly PayloadItem[]): FetchAnswer {
-    const parsed = parseSpoolGroup(group);
-    const replica = parsed === null ? undefined : this.replicas.get(parsed.name);
-    if (replica === undefined || replica.group !== group) {
+    const replica = this.replicas.ofGroup(group);
+    if (replica === undefined) {
       throw unavailable(`no replica of ${group} runs on this member`);
     }
     return replica.servePayloads(items);
   }
 
+  /** This member's replica of `spool`, if it holds one. */
   replica(spool: string): SpoolReplica | undefined {
     return this.replicas.get(spool);
   }
@@ -609,7 +437,7 @@ export class Member implements AccountsHost, AdminHost {
       id: this.id,
       initialized: this.codecs !== null,
       meta: this.meta.status(),
-      replicas: this.replicas,
+      replicas: this.replicas.all(),
       nowMs: this.clock.nowMs(),
       disk: this.disk?.status() ?? null,
       memory: this.memory.status(),
@@ -633,9 +461,7 @@ export class Member implements AccountsHost, AdminHost {
    * options keeps none (the engines of @spoolmq/raft all do).
    */
   storageStats(): StorageStats | null {
-    type WithStats = StorageEngine & { stats?: () => StorageStats };
-    const engine = this.storageValue as WithStats | undefined;
-    return typeof engine?.stats === 'function' ? engine.stats() : null;
+    return this.storage.stats();
   }
 
   /**
@@ -648,7 +474,7 @@ export class Member implements AccountsHost, AdminHost {
     if (this.closing) return { groups: [], complete: true, elapsedMs: 0 };
     this.lameDuck = true;
     const groups: HandOffGroup[] = [];
-    for (const replica of this.replicas.values()) {
+    for (const replica of this.replicas.all().values()) {
       replica.enterLameDuck();
       const handOver = (to: string): Promise<void> => replica.handOff(to);
       groups.push({ group: replica.group, node: replica.node, handOver });
@@ -668,7 +494,7 @@ export class Member implements AccountsHost, AdminHost {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.reconcileTimer !== null) this.clusterClock.clearTimer(this.reconcileTimer);
+    this.follower.close();
     // Gateways' calls in flight finish first (new ones go elsewhere), so no write is cut
     // mid-call and answered 500 operation_unconfirmed by the transport's close below.
     await Promise.all(this.drainable.map((service) => service.drain?.(SERVICE_DRAIN_MS)));
@@ -678,14 +504,12 @@ export class Member implements AccountsHost, AdminHost {
     await this.recovery.settled();
     this.readiness.close(unavailable(`member ${this.id} closed`));
     this.mover.close();
-    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
-    await Promise.all([...this.replicas.values()].map((replica) => replica.close()));
-    this.replicas.clear();
-    this.authListeners.clear();
-    this.admin.close();
+    await this.replicas.close();
+    this.auth.close();
+    this.links.close();
     await this.metaValue?.close();
     await this.transport?.close();
-    if (this.ownsStorage) await this.storageValue.close();
+    await this.storage.close();
     this.patterns.clear();
   }
 
@@ -698,46 +522,6 @@ export class Member implements AccountsHost, AdminHost {
   }
 
   // ---- Metadata ----------------------------------------------------------------------------
-
-  private onMetaApplied(command: MetaCommand | null, result: MetaResult | null): void {
-    if (command !== null && command.type === 'deleteSpool' && result?.kind === 'ok') {
-      this.stopReplica(command.name);
-    }
-    if (command === null || command.type === 'addMember') this.learnAddresses();
-    if (command === null || MEMBERSHIP_COMMANDS.has(command.type)) {
-      this.grpcTransport?.recheckCalls();
-    }
-    if (command === null || AUTH_COMMANDS.has(command.type)) this.scheduleAuthPush();
-    if (command === null || PLAN_COMMANDS.has(command.type)) this.refreshPlans();
-    this.reconcile();
-    this.queueReconcile(); // once the batch this entry is part of is applied (see watchMeta)
-    if (command === null || MOVE_COMMANDS.has(command.type)) this.mover.kickAll();
-  }
-
-  /**
-   * Whether this member's metadata is as current as the group's: a leader is known and every
-   * entry known committed is applied (a leader: its term's first entry too). While a restarted
-   * member replays old entries, its metadata may describe the past, and a replica it does not
-   * host by that past is no reason to drop the replica's storage.
-   */
-  private metaCaughtUp(): boolean {
-    const node = this.metaValue?.node;
-    if (node === undefined) return false;
-    const status = node.status();
-    if (status.leaderId === null || status.appliedIndex < status.commitIndex) return false;
-    return status.leaderId !== this.id || node.hasLeaderLease();
-  }
-
-  /** Dials the members added after the founding at the addresses the metadata records. */
-  private learnAddresses(): void {
-    const added = this.metaValue?.state.addresses;
-    if (added === undefined) return;
-    const missing: Record<string, string> = {};
-    for (const [id, address] of added) {
-      if (id !== this.id && this.peers[id] !== address) missing[id] = address;
-    }
-    if (Object.keys(missing).length > 0) this.setPeerAddresses(missing);
-  }
 
   /** Recomputes every account spool's plan from the metadata and logs the changed ones. */
   private refreshPlans(): void {
@@ -755,108 +539,32 @@ export class Member implements AccountsHost, AdminHost {
         cursors: new CursorCodec(state.secret, CLUSTER_SALT),
         patterns: this.patterns,
       };
-      for (const replica of this.replicas.values()) replica.provideCodecs(this.codecs);
+      for (const replica of this.replicas.all().values()) replica.provideCodecs(this.codecs);
     }
-    for (const record of state.spools.values()) {
-      if (!hostsReplica(record, this.id)) continue;
-      const running = this.replicas.get(record.name);
-      if (running !== undefined && running.gen < record.gen) {
-        this.stopReplica(record.name); // an earlier incarnation: reconciled again once stopped
-      } else {
-        // A replica joining by a move starts empty and waits for the spool's leader to add it
-        // (as a learner); only the members of the replica set found a new group.
-        const founders = record.replicas.includes(this.id) ? record.replicas : undefined;
-        this.startReplica(record.name, record.gen, founders);
-      }
-    }
-    this.stopMovedAway();
+    this.replicas.reconcile(state.spools, () => metaCaughtUp(this.metaValue?.node, this.id));
     this.readiness.check();
   }
 
-  /** Stops the replicas of spools moved off this member and drops their storage. */
-  private stopMovedAway(): void {
-    if (this.replicas.size === 0 || !this.metaCaughtUp()) return;
-    const spools = this.meta.state.spools;
-    for (const [name, replica] of this.replicas) {
-      const record = spools.get(name);
-      if (record?.gen === replica.gen && !hostsReplica(record, this.id)) this.stopReplica(name);
-    }
-  }
-
-  /** Starts incarnation `gen` of `spool` unless a replica of it is running or starting. */
-  private startReplica(spool: string, gen: number, bootstrap: readonly string[] | undefined): void {
-    if (this.closing || this.replicas.has(spool) || this.starting.has(spool)) return;
-    if (this.stopping.has(spool)) return; // reconciled again once stopped
-    if (this.groupsStopped) return; // a storage recovery starts them
-    const options = this.options;
-    const group = spoolGroup(spool, gen);
-    const start = SpoolReplica.start({
-      name: spool,
-      gen,
-      memberId: this.id,
-      storage: this.storageValue.group(group),
-      openPayloads: () => this.payloads.open(group),
-      fetchPayloads: (member, step) => this.admin.fetchPayloads(member, step),
-      transport: this.transport,
-      router: this.router,
-      ...(bootstrap === undefined ? {} : { bootstrap }),
-      clock: this.clock,
-      clusterClock: this.clusterClock,
-      plan: this.plan,
-      raft: this.raftTuning(),
-      codecs: this.codecs,
-      ...(options.waitersPerQueueMax === undefined
-        ? {}
-        : { waitersPerQueueMax: options.waitersPerQueueMax }),
-      onChange: () => {
-        this.readiness.check();
-        this.plans.reconcile(spool);
-        this.mover.kick(spool);
-      },
-      ...(options.onPayloadUnrepaired === undefined
-        ? {}
-        : { onPayloadUnrepaired: options.onPayloadUnrepaired }),
-      ...(options.onPayloadScrubBad === undefined
-        ? {}
-        : { onPayloadScrubBad: options.onPayloadScrubBad }),
-    }).then(
-      async (replica) => {
-        this.starting.delete(spool);
-        if (this.closing) {
-          await replica.close();
-          return;
-        }
-        this.replicas.set(spool, replica);
-        if (this.lameDuck) replica.enterLameDuck();
-        this.watchNode(replica.group, replica.node);
-        if (this.codecs !== null) replica.provideCodecs(this.codecs);
-        this.reconcile();
-        this.mover.kick(spool);
-      },
-      (error: unknown) => {
-        this.starting.delete(spool);
-        this.lastStartError = error instanceof Error ? error : new Error(String(error));
-      },
-    );
-    this.starting.set(spool, start);
+  /** A replica opened and is registered: it joins the member's state (lame duck, codecs). */
+  private replicaOpened(spool: string, replica: SpoolReplica): void {
+    if (this.lameDuck) replica.enterLameDuck();
+    this.groups.watch(replica.group, replica.node);
+    if (this.codecs !== null) replica.provideCodecs(this.codecs);
+    this.reconcile();
+    this.mover.kick(spool);
   }
 
   // ---- Storage recovery (storage-recovery.ts) -----------------------------------------------
 
   /** Closes every group; the closed metadata replica stays readable until its successor runs. */
   private async stopGroups(): Promise<void> {
-    this.groupsStopped = true;
-    await Promise.all([...this.starting.values(), ...this.stopping.values()]);
-    const replicas = [...this.replicas.values()];
-    this.replicas.clear();
-    await Promise.all(replicas.map((replica) => replica.close()));
+    await this.replicas.pause();
     await this.metaValue?.close();
   }
 
   private async reopenStorage(): Promise<void> {
     if (this.closing) return;
-    await this.disk?.releaseBallast(); // room for LevelDB to come back (see open)
-    await this.storageValue.reopen!();
+    await this.storage.reopen();
   }
 
   /**
@@ -866,84 +574,19 @@ export class Member implements AccountsHost, AdminHost {
    */
   private async startGroups(): Promise<void> {
     if (this.closing) return;
-    const stored = await this.storageValue.groups();
-    const meta = await this.startMeta(stored);
+    const stored = await this.storage.engine.groups();
+    const meta = await this.groups.startMeta(stored);
     // Watched at once: a node that fails while catching up makes the recovery run again.
-    this.watchNode(META_GROUP, meta.node);
-    this.watchMeta(meta.node);
-    await appliedCommitted(meta.node);
+    this.groups.watch(META_GROUP, meta.node);
+    this.follower.watch(meta.node);
+    await appliedCommitted(meta.node, this.clusterClock, CATCH_UP_WAIT_MS);
     if (this.closing) {
       await meta.close();
       return;
     }
     this.metaValue = meta;
-    this.groupsStopped = false;
-    await this.startStoredReplicas(stored);
-    this.onMetaApplied(null, null);
+    this.replicas.resume();
+    await this.replicas.startStored(stored);
+    this.follower.applied(null, null);
   }
-
-  /** The spool was deleted, recreated or moved away: stop its replica and drop its storage. */
-  private stopReplica(spool: string): void {
-    const replica = this.replicas.get(spool);
-    if (replica === undefined) return;
-    this.replicas.delete(spool);
-    const storage = this.storageValue.group(replica.group);
-    const stop = replica
-      .close()
-      .then(() => storage.destroy())
-      .then(() => this.payloads.destroy(replica.group))
-      .catch((error: unknown) => {
-        this.lastStartError = error instanceof Error ? error : new Error(String(error));
-      })
-      .then(() => {
-        this.stopping.delete(spool);
-        this.reconcile();
-      });
-    this.stopping.set(spool, stop);
-  }
-}
-
-/** Turns a freshly started node may take to apply the entries its log holds as committed. */
-const CATCH_UP_TURNS_MAX = 1_000;
-
-/**
- * Resolves once `node` has applied every entry it loaded as committed (its first turns do), or
- * after CATCH_UP_TURNS_MAX turns (a node that cannot apply is then judged by its own status).
- */
-async function appliedCommitted(node: RaftNode): Promise<void> {
-  const target = node.status().commitIndex;
-  for (let turn = 0; turn < CATCH_UP_TURNS_MAX; turn++) {
-    if (node.status().appliedIndex >= target) return;
-    await settle();
-  }
-}
-
-/** The watermark of the data volume: of `dataDir`, or of an injected probe; else none. */
-function diskMonitorOf(options: MemberOptions, clock: Clock): DiskMonitor | null {
-  const probe =
-    options.diskProbe ?? (options.dataDir === undefined ? undefined : statfsProbe(options.dataDir));
-  if (probe === undefined) return null;
-  const ballastBytes = options.diskBallastBytes ?? 0;
-  const path = options.dataDir === undefined ? null : join(options.dataDir, DISK_BALLAST_FILE);
-  const ballast =
-    path === null || ballastBytes === 0
-      ? undefined
-      : new DiskBallast(path, ballastBytes, probe, options.onDiskBallast);
-  return new DiskMonitor({
-    probe,
-    clock,
-    ...(ballast === undefined ? {} : { ballast }),
-    ...(options.diskPollMs === undefined ? {} : { pollMs: options.diskPollMs }),
-    ...(options.diskReserveBytes === undefined ? {} : { reserveBytes: options.diskReserveBytes }),
-  });
-}
-
-/** The watermark of this process's heap (or of an injected sampler). */
-function memoryMonitorOf(options: MemberOptions, clock: Clock): MemoryMonitor {
-  return new MemoryMonitor({
-    clock,
-    ...(options.memorySampler === undefined ? {} : { sampler: options.memorySampler }),
-    ...(options.memoryPollMs === undefined ? {} : { pollMs: options.memoryPollMs }),
-    ...(options.memoryHighPercent === undefined ? {} : { highPercent: options.memoryHighPercent }),
-  });
 }

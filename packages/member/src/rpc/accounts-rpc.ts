@@ -20,6 +20,7 @@ import {
   encodeAdminAnswer,
   encodeAuthTable,
 } from '@spoolmq/protocol';
+import type { Clock, TimerHandle } from '../host/clock.js';
 
 /** Gateways watching one member at once. */
 export const ACCOUNT_WATCHERS_MAX = 1_024;
@@ -29,20 +30,27 @@ export interface AccountWatcher {
   acked: number;
 }
 
-/** What the service needs from the member. */
-export interface AccountsHost {
+/** What Watch needs from the member: its auth table and the gateways watching it. */
+export interface AuthFeed {
   authTable(): AuthTable;
   /** Calls `listener` after the auth table changed; returns the unsubscribe. */
   onAuthChange(listener: () => void): () => void;
   /** Whether this member's metadata follows a leader now (else watchers get no heartbeat). */
   metaCurrent(): boolean;
-  readonly watchers: Set<AccountWatcher>;
-  /**
-   * Runs a forwarded admin step: an encoded AdminCall in, the encoded AdminAnswer out (see
-   * answerAdminCall). Throws WireError for a call that does not decode.
-   */
-  handleAdminCall(call: Uint8Array): Promise<Uint8Array>;
+  /** Registers a watching gateway; null when ACCOUNT_WATCHERS_MAX watch already. */
+  addWatcher(): AccountWatcher | null;
+  /** `watcher`'s stream ended. */
+  removeWatcher(watcher: AccountWatcher): void;
+  /** `watcher` installed table `version`. */
+  ackWatcher(watcher: AccountWatcher, version: number): void;
 }
+
+/**
+ * What Call needs from the member: runs a forwarded admin step, an encoded AdminCall in, the
+ * encoded AdminAnswer out (see answerAdminCall). Throws WireError for a call that does not
+ * decode.
+ */
+export type AdminCallHandler = (call: Uint8Array) => Promise<Uint8Array>;
 
 /** What runs decoded admin steps (the member's MemberAdmin). */
 export interface AdminStepRunner {
@@ -85,32 +93,37 @@ const RESOURCE_EXHAUSTED = 8;
 const INVALID_ARGUMENT = 3;
 const INTERNAL = 13;
 
-/** The accounts service over `host`, for GrpcTransport's `services`. */
-export function accountsServiceRegistration(host: AccountsHost): AccountsServiceRegistration {
+/**
+ * The accounts service, for GrpcTransport's `services`: Watch streams `feed`, Call runs steps on
+ * `handleCall`. `clock` times the watch heartbeats (the member's cluster clock).
+ */
+export function accountsServiceRegistration(
+  feed: AuthFeed,
+  handleCall: AdminCallHandler,
+  clock: Clock,
+): AccountsServiceRegistration {
   const watch = (stream: grpc.ServerDuplexStream<Buffer, Buffer>): void => {
-    if (host.watchers.size >= ACCOUNT_WATCHERS_MAX) {
+    const watcher = feed.addWatcher();
+    if (watcher === null) {
       stream.destroy(Object.assign(new Error('too many watchers'), { code: RESOURCE_EXHAUSTED }));
       return;
     }
-    const watcher: AccountWatcher = { acked: -1 };
-    host.watchers.add(watcher);
     const send = (): void => {
       if (!stream.writable) return;
-      stream.write(Buffer.from(encodeAuthTable(host.authTable())));
+      stream.write(Buffer.from(encodeAuthTable(feed.authTable())));
     };
-    const unsubscribe = host.onAuthChange(send);
-    const heartbeat = setInterval(() => {
-      if (stream.writable && host.metaCurrent()) stream.write(Buffer.alloc(0));
-    }, WATCH_HEARTBEAT_MS);
-    heartbeat.unref();
+    const unsubscribe = feed.onAuthChange(send);
+    const stopHeartbeat = heartbeats(clock, () => {
+      if (stream.writable && feed.metaCurrent()) stream.write(Buffer.alloc(0));
+    });
     const done = (): void => {
-      clearInterval(heartbeat);
+      stopHeartbeat();
       unsubscribe();
-      host.watchers.delete(watcher);
+      feed.removeWatcher(watcher);
     };
     stream.on('data', (bytes: Buffer) => {
       const ack = decodeAck(bytes);
-      if (ack !== null && ack > watcher.acked) watcher.acked = ack;
+      if (ack !== null) feed.ackWatcher(watcher, ack);
     });
     stream.on('end', () => {
       done();
@@ -128,7 +141,7 @@ export function accountsServiceRegistration(host: AccountsHost): AccountsService
     let answer: Promise<Uint8Array>;
     try {
       if (bytes.byteLength > ACCOUNTS_CALL_BYTES_MAX) throw new WireError('call too large');
-      answer = host.handleAdminCall(bytes);
+      answer = handleCall(bytes);
     } catch (error) {
       // A peer that sends what does not decode is told why (it is a member: a bug, or a newer
       // build); nothing ran.
@@ -142,4 +155,25 @@ export function accountsServiceRegistration(host: AccountsHost): AccountsService
     );
   };
   return { definition: ACCOUNTS_SERVICE, implementation: { watch, call }, access: ACCOUNTS_ACCESS };
+}
+
+/**
+ * Calls `beat` every WATCH_HEARTBEAT_MS on `clock` until the returned stop is called (any number
+ * of times): a quiet stream still tells the gateway its member is there.
+ */
+function heartbeats(clock: Clock, beat: () => void): () => void {
+  let stopped = false;
+  let timer: TimerHandle;
+  const arm = (): void => {
+    timer = clock.setTimer(() => {
+      if (stopped) return;
+      arm(); // first: a throwing write must not stop the heartbeats
+      beat();
+    }, WATCH_HEARTBEAT_MS);
+  };
+  arm();
+  return () => {
+    stopped = true;
+    clock.clearTimer(timer);
+  };
 }
