@@ -27,6 +27,7 @@ export const PURE_ROOTS = [
   'packages/engine/src/',
   'packages/raft/src/core/',
   'packages/member/src/cluster/',
+  'packages/member/src/rpc/',
 ];
 
 /**

@@ -17,12 +17,15 @@ import {
   resolveLinkLimits,
   type MemberLinkLimits,
 } from '@spoolmq/protocol';
+import { type Clock, type TimerHandle, systemClock } from '../host/clock.js';
 import { StreamSession, type StreamSessionCounters } from './stream-session.js';
 
 export interface MemberRpcOptions {
   readonly limits?: Partial<MemberLinkLimits>;
   /** Unexpected exceptions of the service; default writes to stderr. */
   readonly logError?: (error: unknown, context: { readonly op: string }) => void;
+  /** Times the drain's bound; default the system clock. */
+  readonly clock?: Clock;
 }
 
 export interface MemberRpcStats extends Readonly<StreamSessionCounters> {
@@ -62,6 +65,7 @@ export function memberServiceRegistration(
 ): MemberServiceRegistration {
   const limits = resolveLinkLimits(options.limits);
   const logError = options.logError ?? logToStderr;
+  const clock = options.clock ?? systemClock;
   const counters: StreamSessionCounters = {
     calls: 0,
     cancels: 0,
@@ -86,11 +90,11 @@ export function memberServiceRegistration(
   };
   const drain = async (timeoutMs: number): Promise<void> => {
     draining = true;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    let timer: TimerHandle | undefined;
+    const bound = new Promise<void>((resolve) => (timer = clock.setTimer(resolve, timeoutMs)));
     const ended = Promise.all([...sessions].map((session) => session.drain()));
     await Promise.race([ended, bound]);
-    clearTimeout(timer);
+    if (timer !== undefined) clock.clearTimer(timer);
   };
   return {
     definition: MEMBER_SERVICE,

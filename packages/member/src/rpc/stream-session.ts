@@ -25,6 +25,7 @@ import {
   type MemberLinkLimits,
 } from '@spoolmq/protocol';
 
+import { afterTurn } from '../host/clock.js';
 export interface StreamSessionOptions {
   readonly limits: MemberLinkLimits;
   /** Unexpected exceptions of the service (answered as 500 internal). */
@@ -57,7 +58,7 @@ export class StreamSession {
   /** Answers ready this turn, written together at its end. */
   private readonly outbox = new TurnBatcher<Buffer>({
     sizeOf: (piece) => piece.length,
-    schedule: (callback) => setImmediate(callback),
+    schedule: afterTurn,
     onTurn: () => this.flush(),
   });
   /** Bytes handed to the stream whose write has not completed yet. */

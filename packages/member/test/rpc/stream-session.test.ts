@@ -15,6 +15,7 @@ import {
   type Call,
   type DecodedAnswer,
 } from '@spoolmq/protocol';
+import { ManualClock } from '../../src/host/clock.js';
 import { createLocalService } from '../../src/host/local-service.js';
 import { startMemberRpcServer, type MemberRpcOptions, type MemberRpcServer } from '../../src/rpc/member-rpc-server.js';
 
@@ -285,12 +286,18 @@ describe('member stream session draining (the member is stopping)', () => {
     expect((await gateway.status).code).toBe(grpc.status.OK);
   });
 
-  it('stops waiting at its bound when a call does not finish', async () => {
-    const server = await member(serviceOf(() => new Promise(() => undefined)));
+  it('stops waiting at its bound, on the injected clock, when a call does not finish', async () => {
+    const clock = new ManualClock();
+    const server = await member(serviceOf(() => new Promise(() => undefined)), { clock });
     const gateway = new RawGateway(server.address);
     gateway.write([[1, ack('a')]]);
     await expect.poll(() => server.stats().calls).toBe(1);
-    await server.drain(50);
+    let drained = false;
+    const drain = server.drain(30_000).then(() => (drained = true));
+    await clock.advance(29_999);
+    expect(drained).toBe(false);
+    await clock.advance(1);
+    await drain;
     expect(server.stats().streamsOpen).toBe(1);
     void gateway;
   });
