@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import type { GroupId, Message, NodeId, Transport } from '../types.js';
 import { defined } from '../core/assert.js';
+import { Prng } from '../prng.js';
 import { decodeFrame, encodeFrame } from './message-codec.js';
 
 export interface MemoryNetworkOptions {
@@ -24,18 +25,6 @@ export interface MemoryNetworkStats {
 
 type Handler = (group: GroupId, message: Message) => void;
 
-/** mulberry32: a small, fast, seedable PRNG returning floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class MemoryNetwork {
   private readonly transports = new Map<NodeId, MemoryTransport>();
   /** Cut links as `from\u0000to`. */
@@ -52,7 +41,8 @@ export class MemoryNetwork {
   private counters = { sent: 0, delivered: 0, dropped: 0, duplicated: 0 };
 
   constructor(options: MemoryNetworkOptions = {}) {
-    this.random = mulberry32(options.seed ?? 1);
+    const prng = new Prng(options.seed ?? 1);
+    this.random = () => prng.next();
     this.encode = options.encode ?? false;
   }
 
