@@ -12,7 +12,7 @@ import type {
   ScrubFinding,
   UnrepairedPayload,
 } from '@spoolmq/member';
-import type { TornTailReport } from '@spoolmq/raft';
+import type { RaftRepair, TornTailReport } from '@spoolmq/raft';
 import type { Logger } from './logger.js';
 
 /** Exit status of a member whose Raft group stopped (EX_SOFTWARE). */
@@ -23,6 +23,7 @@ export interface GroupFailureWatch {
   readonly hooks: {
     readonly onGroupFailure: (group: string, error: Error) => void;
     readonly onRaftRejected: (group: string, from: string, reason: string) => void;
+    readonly onRaftRepaired: (group: string, repair: RaftRepair) => void;
     readonly onTornTail: (report: TornTailReport) => void;
     readonly onHardStateRestored: (group: string) => void;
     readonly onDiskBallast: (event: BallastEvent) => void;
@@ -47,6 +48,15 @@ export function watchGroupFailures(logger: Logger | undefined): GroupFailureWatc
       },
       onRaftRejected: (group, from, reason) => {
         logger?.warn({ group, from, reason }, `dropped a raft message from ${from}: ${reason}`);
+      },
+      onRaftRepaired: (group, repair) => {
+        const { damage, from, fromPeer } = repair;
+        const how = fromPeer ? `from ${from}, with no leader` : `from the leader ${from}`;
+        logger?.warn(
+          { group, from, fromPeer, damage },
+          `raft group ${group}: the entries lost to bad bytes (up to index ${damage.lastIndex}, ` +
+            `term ${damage.lastTerm}) are held again, ${how}; it votes and campaigns again`,
+        );
       },
       onTornTail: (report) => {
         // A sole member's corrupt snapshot is found again at every start attempt: log it once.

@@ -37,6 +37,20 @@ describe('a Raft group that stops on its own state', () => {
     expect(String(c.logs[0]!['msg'])).toMatch(/failed their checksum .* repaired/);
   });
 
+  it('logs a repaired group, saying whether a leader or a peer sent what was lost', () => {
+    const c = captureIo();
+    const watch = watchGroupFailures(c.io.logger);
+    const damage = { lastIndex: 285, lastTerm: 7 };
+    watch.hooks.onRaftRepaired('spool:a/q#1', { damage, from: 'n4', fromPeer: true });
+    watch.hooks.onRaftRepaired('spool:a/q#1', { damage, from: 'n1', fromPeer: false });
+    expect(c.logs.map((record) => [record['level'], record['group'], record['from']])).toEqual([
+      [40, 'spool:a/q#1', 'n4'],
+      [40, 'spool:a/q#1', 'n1'],
+    ]);
+    expect(String(c.logs[0]!['msg'])).toMatch(/up to index 285, term 7.*from n4, with no leader/);
+    expect(String(c.logs[1]!['msg'])).toMatch(/from the leader n1/);
+  });
+
   it('logs a corrupt snapshot: dropped for repair, or kept by a sole member (once per group)', () => {
     const c = captureIo();
     const watch = watchGroupFailures(c.io.logger);

@@ -64,6 +64,7 @@ export {
   RaftNode,
   type Proposed,
   type RaftNodeEvents,
+  type RaftRepair,
   type RaftNodeStatus,
 } from './node/raft-node.js';
 export { RAFT_NODE_DEFAULTS, type RaftNodeOptions } from './node/options.js';

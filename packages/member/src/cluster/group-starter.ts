@@ -113,7 +113,7 @@ export class GroupStarter {
    * reopen: the member comes back in process once the disk does.
    */
   watch(group: string, node: RaftNode): void {
-    const { onGroupFailure, onRaftRejected } = this.host.options;
+    const { onGroupFailure, onRaftRejected, onRaftRepaired } = this.host.options;
     node.on('error', (error) => {
       if (isRecoverableStorageError(error) && this.host.storage.canReopen) {
         this.host.recover(group, error);
@@ -123,6 +123,9 @@ export class GroupStarter {
     });
     if (onRaftRejected !== undefined) {
       node.on('rejected', (rejection) => onRaftRejected(group, rejection.from, rejection.reason));
+    }
+    if (onRaftRepaired !== undefined) {
+      node.on('repaired', (repair) => onRaftRepaired(group, repair));
     }
   }
 

@@ -4,6 +4,7 @@ import type { Plan, SpoolService } from '@spoolmq/engine';
 import type {
   ClusterSecurity,
   GrpcServiceRegistration,
+  RaftRepair,
   Refusal,
   StorageEngine,
   TornTailReport,
@@ -96,6 +97,8 @@ export interface MemberOptions {
   readonly onStorageRecovery?: (event: RecoveryEvent) => void;
   /** Told of each Raft message from a peer dropped because it contradicts this member's log. */
   readonly onRaftRejected?: (group: string, from: string, reason: string) => void;
+  /** Told when a group holds again the entries it lost to bad bytes (RaftNode 'repaired'). */
+  readonly onRaftRepaired?: (group: string, repair: RaftRepair) => void;
   /** Told when loading a group dropped stored entries (bad bytes or a stale tail). */
   readonly onTornTail?: (report: TornTailReport) => void;
   /** Told when loading a group found its hard state record unreadable and restored its copy. */

@@ -6,6 +6,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RaftRepair } from '@spoolmq/raft';
 import { parseSpoolGroup } from '../../src/cluster/spool-replica.js';
 import { FAST_RAFT, TestCluster, bytes, receiveNow, send, waitFor } from './helpers.js';
 
@@ -37,7 +38,9 @@ async function corruptSnapshots(dataDir: string, spool: string): Promise<number>
 describe('a corrupt spool snapshot', () => {
   it('on one member: the replica starts empty, is sent a snapshot and later serves everything', async () => {
     const raft = { ...FAST_RAFT, snapshotEntries: 4, retainEntries: 0 };
-    cluster = await TestCluster.start(['n1', 'n2', 'n3'], { level: true, raft });
+    const repairs: Array<{ group: string; repair: RaftRepair }> = [];
+    const member = { onRaftRepaired: (group: string, repair: RaftRepair) => repairs.push({ group, repair }) };
+    cluster = await TestCluster.start(['n1', 'n2', 'n3'], { level: true, raft, member });
     await Promise.all([...cluster.members.values()].map((member) => member.ready()));
     let primary = await cluster.primary();
     await primary.service.createQueue('default', 'q', {});
@@ -67,6 +70,10 @@ describe('a corrupt spool snapshot', () => {
     expect(received).toEqual(sent.slice(1).map((_, i) => bytes(i + 1)));
     // Repaired: the damage mark ends once its log is as up-to-date as the lost one was.
     await waitFor(() => replica.status().storageDamage === null);
+    // ... and the member was told (its log line), once, for that spool's group.
+    const told = repairs.filter((r) => parseSpoolGroup(r.group)?.name === 'default');
+    expect(told).toHaveLength(1);
+    expect(told[0]!.repair.damage.lastIndex).toBeGreaterThan(0);
   });
 
   it('on a sole member: that spool stays down, keeps its file, and the member serves the rest', async () => {

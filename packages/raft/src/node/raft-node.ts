@@ -79,6 +79,18 @@ export interface RaftNodeEvents {
   error: [error: Error];
   /** A message from the network was dropped: it contradicts what this node holds. */
   rejected: [rejection: { from: NodeId; type: MessageType; reason: string }];
+  /** The entries this replica lost to bad bytes are held again (see RaftRepair). */
+  repaired: [repair: RaftRepair];
+}
+
+/**
+ * A replica's damage ended: the entries it lost to bad bytes up to `damage` are held again, sent
+ * by the leader, or, with no leader, by a peer holding them (`fromPeer`, see core/repair.ts).
+ */
+export interface RaftRepair {
+  readonly damage: StorageDamage;
+  readonly from: NodeId;
+  readonly fromPeer: boolean;
 }
 
 interface Waiter {
@@ -229,11 +241,16 @@ export class RaftNode {
       this.emit('rejected', { from: message.from, type: message.type, reason: refusal });
       return;
     }
+    const damage = this.core.storageDamage();
     try {
       this.core.step(message);
     } catch (error) {
       this.fail(error);
       return;
+    }
+    if (damage !== null && this.core.storageDamage() === null) {
+      const fromPeer = 'repair' in message && message.repair === true;
+      this.emit('repaired', { damage, from: message.from, fromPeer });
     }
     this.scheduleFlush();
   }
