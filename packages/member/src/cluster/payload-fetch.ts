@@ -406,7 +406,11 @@ export class PayloadFetcher {
       this.rejected++;
       return null;
     }
-    if (partial === undefined && chunk.byteLength === byteLength) return chunk;
+    if (partial === undefined && chunk.byteLength === byteLength) {
+      // A plain Uint8Array view (no copy): the decoded chunk may be a Buffer, and a payload
+      // handed to consumers is a Uint8Array whatever path stored it.
+      return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    }
     if (partial === undefined) {
       partial = { bytes: new Uint8Array(byteLength), filled: 0, sum };
       this.partials.set(seq, partial);
