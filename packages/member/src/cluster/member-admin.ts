@@ -25,7 +25,7 @@ import {
   type AdminPlan,
   type AdminSpool,
 } from '@spoolmq/protocol';
-import { type Clock, sleepMs } from '../host/clock.js';
+import type { Clock } from '../host/clock.js';
 import { metaError, unavailable } from './cluster-errors.js';
 import { Membership, noSpool } from './membership.js';
 import { type WaitHost, untilApplied } from './node-wait.js';
@@ -50,8 +50,11 @@ import type { SpoolReplica } from './spool-replica.js';
 export const PROPAGATION_WAIT_MS = 2_000;
 /** Longest a spool creation waits for the new spool's primary to open. */
 export const SPOOL_OPEN_WAIT_MS = 5_000;
-/** Pause between checks of what other members hold (remote state: nothing wakes a wait). */
-const PROPAGATION_POLL_MS = 10;
+/**
+ * Time a long-polled member has to answer once its wait is over (the answer's way back): past
+ * the wait plus this, the member counts as unreachable.
+ */
+const PROPAGATION_ANSWER_MS = 500;
 /** Deadline of one forwarded call. */
 const CALL_DEADLINE_MS = 5_000;
 const SPOOL_NAME = /^[A-Za-z0-9_:-]{1,63}$/;
@@ -83,8 +86,11 @@ export interface AdminHost {
   placeSpool(name: string): string[];
   /** Whether this member's replica of `spool` knows its primary and serves its plan. */
   spoolServed(spool: string): boolean;
-  /** Whether this member and every gateway watching it hold metadata index `index`. */
-  authPropagated(index: number): boolean;
+  /**
+   * Resolves true once this member and every gateway watching it hold metadata index `index`,
+   * else with what holds after `waitMs` (0: at once). Never rejects.
+   */
+  whenAuthPropagated(index: number, waitMs: number): Promise<boolean>;
   /** Answers a payload fetch for spool group `group`; throws 503 unavailable. */
   servePayloads(group: string, items: readonly PayloadItem[]): PayloadChunks;
   /** The member is closing or closed. */
@@ -275,7 +281,11 @@ export class MemberAdmin implements AdminBackend {
       const result = await this.proposeHere(decodeMetaCommand(step.command));
       return { result, index: this.member.meta.status().appliedIndex };
     },
-    acked: async (step) => ({ acked: this.member.authPropagated(step.index) }),
+    // The asker's wait, bounded by this member's own: a waiter is held at most that long.
+    acked: async (step) => {
+      const waitMs = Math.min(step.waitMs, PROPAGATION_WAIT_MS);
+      return { acked: await this.member.whenAuthPropagated(step.index, waitMs) };
+    },
     transfer: async (step) => {
       await this.transferHere(step.spool, step.to);
       return {};
@@ -340,27 +350,24 @@ export class MemberAdmin implements AdminBackend {
   }
 
   /**
-   * Waits until every member answering holds `index` with all its watchers (bounded by
-   * PROPAGATION_WAIT_MS on the cluster clock). Polls: the state is other members'.
+   * Waits until every member answering holds `index` with all its watchers, at most
+   * PROPAGATION_WAIT_MS on the cluster clock. Each member is asked once, in parallel, and answers
+   * when it holds the index or its wait is over (a long poll: what ends it is other members'
+   * state, which their own events report). A member that does not answer in time counts as
+   * unreachable: its gateways watch another member by now.
    */
   private async propagated(index: number): Promise<void> {
-    const deadline = this.clock.nowMs() + PROPAGATION_WAIT_MS;
-    const pending = new Set(this.member.meta.state.members);
-    while (pending.size > 0 && this.clock.nowMs() < deadline) {
-      for (const id of [...pending]) {
-        if (id === this.member.id) {
-          if (this.member.authPropagated(index)) pending.delete(id);
-          continue;
-        }
-        try {
-          const answer = await this.callOn(id, { op: 'acked', index }, PROPAGATION_WAIT_MS);
-          if (answer.acked) pending.delete(id);
-        } catch {
-          pending.delete(id); // unreachable: its gateways watch another member by now
-        }
+    const deadlineMs = this.clock.nowMs() + PROPAGATION_WAIT_MS;
+    const held = async (id: string): Promise<void> => {
+      const waitMs = Math.max(0, deadlineMs - this.clock.nowMs());
+      if (id === this.member.id) {
+        await this.member.whenAuthPropagated(index, waitMs);
+        return;
       }
-      if (pending.size > 0) await sleepMs(this.clock, PROPAGATION_POLL_MS);
-    }
+      const step = { op: 'acked', index, waitMs } as const;
+      await this.callOn(id, step, waitMs + PROPAGATION_ANSWER_MS).catch(() => undefined);
+    };
+    await Promise.all(this.member.meta.state.members.map(held));
   }
 
   /**

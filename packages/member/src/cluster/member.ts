@@ -31,7 +31,7 @@ import {
   type GrpcTransportStats,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
-import { type Clock, monotonicClock, settle, systemClock } from '../host/clock.js';
+import { type Clock, monotonicClock, systemClock } from '../host/clock.js';
 import { systemRandomBytes } from '../host/random.js';
 import { CursorCodec } from '../host/cursors.js';
 import type { DiskMonitor, DiskMonitorStatus } from '../host/disk-monitor.js';
@@ -45,6 +45,7 @@ import { AuthPush } from './auth-push.js';
 import { MemberLinks } from './member-links.js';
 import { MemberStorage, diskMonitorOf, memoryMonitorOf } from './member-storage.js';
 import { MetaFollower, metaCaughtUp } from './meta-follower.js';
+import { appliedCommitted } from './node-wait.js';
 import { type HandOffGroup, type HandOffReport, handOffGroups } from './lame-duck.js';
 import { type AdminHost, MemberAdmin } from './member-admin.js';
 import type { MetaResult } from './meta-commands.js';
@@ -68,6 +69,11 @@ import type { ClusterCodecs, SpoolReplica } from './spool-replica.js';
 const CLUSTER_SALT = new TextEncoder().encode('mq-cluster-v1');
 /** How long a closing member lets the gateways' calls in flight finish (they take ms). */
 export const SERVICE_DRAIN_MS = 2_000;
+/**
+ * How long a restarted metadata group may take to apply what its log holds as committed before
+ * it takes over anyway (ms): it applies that in its first turns unless it cannot apply at all.
+ */
+const CATCH_UP_WAIT_MS = 1_000;
 /** How long `ready()` waits by default (ms). */
 export const MEMBER_READY_TIMEOUT_MS_DEFAULT = 30_000;
 
@@ -349,8 +355,12 @@ export class Member implements AdminHost {
     return this.auth.onAuthChange(listener);
   }
 
-  authPropagated(index: number): boolean {
-    return this.auth.propagated(index);
+  /**
+   * Resolves true once this member applied the metadata up to `index`, pushed it, and every
+   * gateway watching it acknowledged it; else with what holds after `waitMs` (auth-push.ts).
+   */
+  whenAuthPropagated(index: number, waitMs: number): Promise<boolean> {
+    return this.auth.whenPropagated(index, waitMs);
   }
 
   /** The accounts service (auth table watches, forwarded admin steps) on the cluster clock. */
@@ -570,7 +580,7 @@ export class Member implements AdminHost {
     // Watched at once: a node that fails while catching up makes the recovery run again.
     this.groups.watch(META_GROUP, meta.node);
     this.follower.watch(meta.node);
-    await appliedCommitted(meta.node);
+    await appliedCommitted(meta.node, this.clusterClock, CATCH_UP_WAIT_MS);
     if (this.closing) {
       await meta.close();
       return;
@@ -579,21 +589,5 @@ export class Member implements AdminHost {
     this.replicas.resume();
     await this.replicas.startStored(stored);
     this.follower.applied(null, null);
-  }
-
-}
-
-/** Turns a freshly started node may take to apply the entries its log holds as committed. */
-const CATCH_UP_TURNS_MAX = 1_000;
-
-/**
- * Resolves once `node` has applied every entry it loaded as committed (its first turns do), or
- * after CATCH_UP_TURNS_MAX turns (a node that cannot apply is then judged by its own status).
- */
-async function appliedCommitted(node: RaftNode): Promise<void> {
-  const target = node.status().commitIndex;
-  for (let turn = 0; turn < CATCH_UP_TURNS_MAX; turn++) {
-    if (node.status().appliedIndex >= target) return;
-    await settle();
   }
 }

@@ -1,10 +1,11 @@
 // Waits on what a Raft group applies: a condition checked after every turn of the group's node
-// (RaftNode.watch: the node turns at least once a tick, and after every batch it applies), bounded
-// on the cluster clock. No polling: the node's turns are when the condition can change.
+// (RaftNode.watch: the node turns at least once a tick, and after every batch it applies), or the
+// node's own applied index (RaftNode.appliedThrough), bounded on the cluster clock. No polling:
+// the node's turns are when what is waited for can change.
 
 import { MqError } from '@spoolmq/engine';
 import type { RaftNode } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
+import type { Clock, TimerHandle } from '../host/clock.js';
 import { unavailable } from './cluster-errors.js';
 
 /** What a wait needs of its member. */
@@ -47,4 +48,23 @@ export async function untilApplied(
 /** 503 unavailable: member `id` closed during an admin command. */
 export function memberClosed(id: string): MqError {
   return unavailable(`member ${id} closed; run the command again`);
+}
+
+/**
+ * Resolves once `node` has applied every entry it loaded as committed (a freshly started node
+ * does in its first turns), after `waitMs` on `clock`, or when the node closes: a node that
+ * cannot apply is then judged by its own status. Never rejects.
+ */
+export async function appliedCommitted(
+  node: RaftNode,
+  clock: Clock,
+  waitMs: number,
+): Promise<void> {
+  let timer: TimerHandle | undefined;
+  const expired = new Promise<void>((resolve) => {
+    timer = clock.setTimer(resolve, waitMs);
+  });
+  const applied = node.appliedThrough(node.status().commitIndex).catch(() => undefined);
+  await Promise.race([applied, expired]);
+  if (timer !== undefined) clock.clearTimer(timer);
 }

@@ -47,11 +47,6 @@ export function afterTurn(callback: () => void): void {
   setImmediate(callback);
 }
 
-/** Resolves after `delayMs` on `clock` (a pause between polls of remote state). */
-export function sleepMs(clock: Clock, delayMs: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimer(resolve, delayMs));
-}
-
 interface ManualTimer {
   readonly id: number;
   readonly atMs: number;

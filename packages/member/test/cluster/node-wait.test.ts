@@ -1,11 +1,12 @@
 // Waits on a group's applies, on a fake node whose turns the test runs: the condition is judged
 // on each turn, time runs out on the cluster clock (judged on the next turn), and a closing
-// member or node ends the wait with 503.
+// member or node ends the wait with 503. A restarted node's catch-up ends when it applied its
+// commit index, when its time runs out, or when it closes.
 
 import type { RaftNode } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/host/clock.js';
-import { untilApplied } from '../../src/cluster/node-wait.js';
+import { appliedCommitted, untilApplied } from '../../src/cluster/node-wait.js';
 
 type Check = (resolve: () => void, reject: (error: Error) => void) => void;
 
@@ -57,5 +58,33 @@ describe('untilApplied', () => {
     f.checks.at(-1)!.reject(new Error('node closed'));
     await expect(closed).rejects.toMatchObject({ kind: 'unavailable' });
     expect(f.clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('appliedCommitted', () => {
+  function node(applied: Promise<void>) {
+    return {
+      status: () => ({ commitIndex: 7 }),
+      appliedThrough: (index: number) => (index === 7 ? applied : Promise.reject(new Error('?'))),
+    } as unknown as RaftNode;
+  }
+
+  it('resolves once the node applied its commit index, leaving no timer', async () => {
+    const clock = new ManualClock();
+    await appliedCommitted(node(Promise.resolve()), clock, 1_000);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('resolves after its time on the clock, or when the node closes, never rejecting', async () => {
+    const clock = new ManualClock();
+    let done = false;
+    const waiting = appliedCommitted(node(new Promise(() => undefined)), clock, 1_000);
+    void waiting.then(() => (done = true));
+    await clock.advance(999);
+    expect(done).toBe(false);
+    await clock.advance(1);
+    expect(done).toBe(true);
+    await appliedCommitted(node(Promise.reject(new Error('closed'))), clock, 1_000);
+    expect(clock.pendingTimers).toBe(0);
   });
 });

@@ -4,7 +4,6 @@ import {
   TIMER_DELAY_MAX_MS,
   afterTurn,
   monotonicClock,
-  sleepMs,
   systemClock,
 } from '../../src/host/clock.js';
 
@@ -80,19 +79,6 @@ describe('monotonicClock', () => {
     expect(read).toBeGreaterThanOrEqual(before);
     expect(read).toBeLessThan(Date.now() / 2); // process uptime, far below any epoch time
     await new Promise<void>((resolve) => monotonicClock.setTimer(resolve, 1));
-  });
-});
-
-describe('sleepMs', () => {
-  it('resolves only when its clock reaches the delay', async () => {
-    const clock = new ManualClock();
-    let woke = false;
-    const sleeping = sleepMs(clock, 50).then(() => (woke = true));
-    await clock.advance(49);
-    expect(woke).toBe(false);
-    await clock.advance(1);
-    await sleeping;
-    expect(woke).toBe(true);
   });
 });
 

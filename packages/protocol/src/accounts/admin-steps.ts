@@ -42,8 +42,11 @@ export interface PayloadChunks {
 export type AdminStep =
   /** Propose an encoded metadata command on the metadata leader. */
   | { readonly op: 'propose'; readonly command: Uint8Array }
-  /** Whether this member and its gateways hold metadata index `index`. */
-  | { readonly op: 'acked'; readonly index: number }
+  /**
+   * Whether this member and its gateways hold metadata index `index`: answered once they do, or
+   * after `waitMs` (0: at once) with what holds then (a long poll).
+   */
+  | { readonly op: 'acked'; readonly index: number; readonly waitMs: number }
   /** Hand the leadership of spool `spool` to member `to`. */
   | { readonly op: 'transfer'; readonly spool: string; readonly to: string }
   | { readonly op: 'addMember'; readonly id: string; readonly address: string }
@@ -256,11 +259,20 @@ export const ADMIN_STEPS: { readonly [O in AdminOp]: AdminStepRow<O> } = {
   },
   acked: {
     field: 2,
-    writeStep: (w, step) => w.uint(1, step.index),
+    writeStep: (w, step) => {
+      w.uint(1, step.index);
+      w.uint(2, step.waitMs);
+    },
     readStep: (r) => {
       let index = 0;
-      eachField(r, (tag) => tag === tagOf(1, WIRE_VARINT) && ((index = r.varint()), true));
-      return { op: 'acked', index };
+      let waitMs = 0;
+      eachField(r, (tag) => {
+        if (tag === tagOf(1, WIRE_VARINT)) index = r.varint();
+        else if (tag === tagOf(2, WIRE_VARINT)) waitMs = r.varint();
+        else return false;
+        return true;
+      });
+      return { op: 'acked', index, waitMs };
     },
     writeAnswer: (w, answer) => w.bool(1, answer.acked),
     readAnswer: (r) => {

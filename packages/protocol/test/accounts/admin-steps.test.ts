@@ -24,12 +24,13 @@ const AdminAnswerType = memberProto.lookupType('mq.member.AdminAnswer');
 
 const STEPS: AdminStep[] = [
   { op: 'propose', command: new Uint8Array([1, 2, 3]) },
-  { op: 'acked', index: 2 ** 40 },
+  { op: 'acked', index: 2 ** 40, waitMs: 1_500 },
   { op: 'transfer', spool: 'acme:jobs', to: 'n2' },
   { op: 'addMember', id: 'n4', address: '10.0.0.4:7000' },
   { op: 'removeMember', id: 'n3' },
   { op: 'moveOff', id: 'n3', allowShrink: true },
   { op: 'payloads', group: 'spool:acme:jobs#3', items: [[1, 2, 0], [7, 2 ** 33, 512]] },
+  { op: 'acked', index: 3, waitMs: 0 }, // a wait of 0 (at once) is the field left out
 ];
 
 const ANSWERS: { [O in AdminOp]: AdminAnswers[O] } = {

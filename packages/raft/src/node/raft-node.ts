@@ -802,6 +802,19 @@ export class RaftNode {
     });
   }
 
+  /**
+   * Resolves once this node has applied entry `index` (at once when it has). Judged after every
+   * turn (the turn that applies the entry settles it), so the application waits for an apply
+   * without polling. Rejects with RaftError `closed` when the node is or becomes closed first.
+   */
+  appliedThrough(index: number): Promise<void> {
+    if (this.applied >= index) return Promise.resolve();
+    if (this.closed) return Promise.reject(new RaftError('closed', 'node closed'));
+    return this.watch((resolve) => {
+      if (this.applied >= index) resolve();
+    });
+  }
+
   // ------------------------------------------------------------------ small helpers
 
   private electionMs(): number {

@@ -40,6 +40,23 @@ describe('RaftNode', () => {
     await waitFor(() => ids.every((id) => cluster!.member(id).store.map.get('k') === 'v2'));
   });
 
+  it('resolves appliedThrough on the turn that applies the index, and rejects once closed', async () => {
+    cluster = await TestCluster.start(ids);
+    const leader = await cluster.leader();
+    const follower = cluster.node(ids.find((id) => id !== leader.id)!);
+    await expect(follower.appliedThrough(0)).resolves.toBeUndefined();
+    const target = follower.status().appliedIndex + 1;
+    let applied = -1;
+    const waiting = follower.appliedThrough(target).then(() => (applied = follower.status().appliedIndex));
+    await leader.propose(set('k', 'v'));
+    await waiting;
+    expect(applied).toBeGreaterThanOrEqual(target);
+    const never = follower.appliedThrough(target + 1_000);
+    await follower.close();
+    expect((await rejection(never)).kind).toBe('closed');
+    expect((await rejection(follower.appliedThrough(target + 1_000))).kind).toBe('closed');
+  });
+
   it('refuses a proposal on a follower with not_leader and the leader\'s id', async () => {
     cluster = await TestCluster.start(ids);
     const leader = await cluster.leader();
