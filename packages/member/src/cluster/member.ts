@@ -25,7 +25,6 @@ import {
 import type { AuthTable, PayloadItem } from '@spoolmq/protocol';
 import {
   GroupRouter,
-  type RaftNode,
   type StorageStats,
   type Transport,
   type GrpcTransportStats,

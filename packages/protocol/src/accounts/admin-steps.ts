@@ -261,7 +261,10 @@ export const ADMIN_STEPS: { readonly [O in AdminOp]: AdminStepRow<O> } = {
     field: 2,
     writeStep: (w, step) => {
       w.uint(1, step.index);
-      w.uint(2, step.waitMs);
+      // Whole milliseconds, rounded up: a wait measured on a monotonic clock is fractional, and
+      // a varint of it would throw (the caller took that for an unreachable member and did not
+      // wait at all).
+      w.uint(2, Math.ceil(step.waitMs));
     },
     readStep: (r) => {
       let index = 0;

@@ -62,6 +62,11 @@ describe('admin steps', () => {
     expect(decodeAdminAnswer('propose', encodeAdminAnswer('propose', { answer: limit }))).toEqual(limit);
   });
 
+  it('send a fractional wait (a monotonic clock\'s) as whole milliseconds, rounded up', () => {
+    const step = { op: 'acked', index: 7, waitMs: 1999.2 } as const;
+    expect(decodeAdminStep(encodeAdminStep(step))).toEqual({ op: 'acked', index: 7, waitMs: 2000 });
+  });
+
   it('agree with protobufjs reading proto/member.proto, both ways', () => {
     for (const step of STEPS) {
       const reference = referenceDecode(AdminCallType, encodeAdminStep(step));
