@@ -50,6 +50,8 @@ describe('a corrupt spool snapshot', () => {
     await primary.service.ack('default', first.lease);
     await cluster.converged('default');
     const damaged = cluster.ids.find((id) => id !== primary.id)!;
+    const stored = (): number => cluster!.member(damaged).replica('default')?.status().snapshotIndex ?? 0;
+    await waitFor(() => stored() > 0);
     await cluster.stopMember(damaged);
     expect(await corruptSnapshots(cluster.dataDir(damaged), 'default')).toBe(1);
 
@@ -87,6 +89,8 @@ describe('a corrupt spool snapshot', () => {
       await primary.service.createQueue(spool, 'q', {});
       for (let i = 0; i < 10; i++) await primary.service.send(spool, 'q', message(i));
     }
+    // A snapshot is written in the background: stop only once one is stored (else no file).
+    await waitFor(() => (member.replica('default')?.status().snapshotIndex ?? 0) > 0);
     await cluster.stopMember('n1');
     expect(await corruptSnapshots(cluster.dataDir('n1'), 'default')).toBe(1);
 

@@ -51,6 +51,15 @@ export class TestCluster {
   }
 
   /** Starts (or restarts on its old storage) member `id`. */
+  /** Waits until every member is ready and one leads the metadata group; returns that one. */
+  async readyMetaLeader(): Promise<Member> {
+    await Promise.all([...this.members.values()].map((member) => member.ready()));
+    let leader: Member | undefined;
+    const leads = (m: Member): boolean => m.meta.node.isLeader();
+    await waitFor(() => (leader = [...this.members.values()].find(leads)) !== undefined);
+    return leader!;
+  }
+
   async startMember(id: string): Promise<Member> {
     const options: MemberOptions = {
       id,

@@ -18,10 +18,7 @@ afterEach(async () => {
 async function readyLeader(ids: string[]): Promise<{ c: TestCluster; leader: Member }> {
   const c = await TestCluster.start(ids);
   cluster = c;
-  await Promise.all([...c.members.values()].map((member) => member.ready()));
-  let leader: Member | undefined;
-  await waitFor(() => (leader = [...c.members.values()].find((m) => m.meta.node.isLeader())) !== undefined);
-  return { c, leader: leader! };
+  return { c, leader: await c.readyMetaLeader() };
 }
 
 describe('MemberAdmin', () => {

@@ -18,11 +18,7 @@ afterEach(async () => {
 async function readyLeader(ids: string[]): Promise<{ c: TestCluster; leader: Member }> {
   const c = await TestCluster.start(ids);
   cluster = c;
-  await Promise.all([...c.members.values()].map((member) => member.ready()));
-  let leader: Member | undefined;
-  const leads = (m: Member): boolean => m.meta.node.isLeader();
-  await waitFor(() => (leader = [...c.members.values()].find(leads)) !== undefined);
-  return { c, leader: leader! };
+  return { c, leader: await c.readyMetaLeader() };
 }
 
 describe('Membership', () => {

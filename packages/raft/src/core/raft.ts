@@ -143,8 +143,8 @@ export class RaftCore {
    */
   private damage: StorageDamage | null;
   /**
-   * Peers this replica heard from (at most PEERS_HEARD_MAX): a damaged replica whose log lost
-   * the configuration asks them, too, for its log (see repair.ts).
+   * Peers this replica heard from while damaged (at most PEERS_HEARD_MAX; damage is only ever
+   * found on load): one whose log lost the configuration asks them, too (see repair.ts).
    */
   private readonly peersHeard = new Set<NodeId>();
   /** A damaged replica's snapshot being received from `repairFrom` (see repair.ts). */
@@ -238,7 +238,8 @@ export class RaftCore {
   /** Processes a message addressed to this replica (any term; stale ones are handled). */
   step(m: Message): void {
     assert(m.to === this.id, `message for ${m.to} stepped into ${this.id}`);
-    if (this.peersHeard.size < PEERS_HEARD_MAX) this.peersHeard.add(m.from);
+    // Only a damaged replica asks the peers it heard from; nothing is kept on the hot path else.
+    if (this.damage !== null && this.peersHeard.size < PEERS_HEARD_MAX) this.peersHeard.add(m.from);
     // Repair traffic is not a leader's and not a candidate's: no term moves for it.
     if (m.type === MessageType.RepairRequest) {
       this.answerRepair(m);

@@ -19,6 +19,17 @@ afterEach(async () => {
   cluster = null;
 });
 
+/** A running cluster's follower, with the reasons of the messages it drops collected. */
+async function followerWatchingRejections() {
+  cluster = await TestCluster.start(ids);
+  const leader = await cluster.leader();
+  const follower = ids.find((id) => id !== leader.id)!;
+  const node = cluster.node(follower);
+  const rejections: string[] = [];
+  node.on('rejected', (rejection) => rejections.push(rejection.reason));
+  return { leader, follower, node, rejections };
+}
+
 async function rejection(promise: Promise<unknown>): Promise<RaftError> {
   try {
     await promise;
@@ -371,12 +382,7 @@ describe('messages from a broken or hostile peer', () => {
   });
 
   it('drops entries that are not contiguous or whose terms go backwards', async () => {
-    cluster = await TestCluster.start(ids);
-    const leader = await cluster.leader();
-    const follower = ids.find((id) => id !== leader.id)!;
-    const node = cluster.node(follower);
-    const rejections: string[] = [];
-    node.on('rejected', (rejection) => rejections.push(rejection.reason));
+    const { leader, follower, node, rejections } = await followerWatchingRejections();
     const base = { type: MessageType.AppendEntries, from: leader.id, to: follower, leaderCommit: 0, leaderTick: 0 } as const;
     const term = node.status().term;
     const last = node.status().lastIndex;
@@ -392,12 +398,7 @@ describe('messages from a broken or hostile peer', () => {
   });
 
   it('drops a repair request without an origin or from a log that covers its damage', async () => {
-    cluster = await TestCluster.start(ids);
-    const leader = await cluster.leader();
-    const follower = ids.find((id) => id !== leader.id)!;
-    const node = cluster.node(follower);
-    const rejections: string[] = [];
-    node.on('rejected', (rejection) => rejections.push(rejection.reason));
+    const { leader, follower, node, rejections } = await followerWatchingRejections();
     const request = {
       type: MessageType.RepairRequest,
       from: leader.id,
