@@ -354,7 +354,8 @@ export class MemberAdmin implements AdminBackend {
    * PROPAGATION_WAIT_MS on the cluster clock. Each member is asked once, in parallel, and answers
    * when it holds the index or its wait is over (a long poll: what ends it is other members'
    * state, which their own events report). A member that does not answer in time counts as
-   * unreachable: its gateways watch another member by now.
+   * unreachable: its gateways watch another member by now. Any other failure (a step this
+   * member cannot encode, an answer it cannot read) is a defect and fails the admin call.
    */
   private async propagated(index: number): Promise<void> {
     const deadlineMs = this.clock.nowMs() + PROPAGATION_WAIT_MS;
@@ -365,7 +366,7 @@ export class MemberAdmin implements AdminBackend {
         return;
       }
       const step = { op: 'acked', index, waitMs } as const;
-      await this.callOn(id, step, waitMs + PROPAGATION_ANSWER_MS).catch(() => undefined);
+      await this.callOn(id, step, waitMs + PROPAGATION_ANSWER_MS).catch(unreachableOnly);
     };
     await Promise.all(this.member.meta.state.members.map(held));
   }
@@ -482,4 +483,14 @@ type StepRunner<O extends AdminOp> = (step: AdminStepOf<O>) => Promise<AdminAnsw
 
 function keyView(key: KeyRecord): AdminKey {
   return { id: keyIdOf(key.hash), accountId: key.accountId, blocked: key.blocked };
+}
+
+/**
+ * Passes over a member that could not be reached or did not answer in time (503); rethrows
+ * anything else. A blanket catch here once hid a codec defect: every step threw before it was
+ * sent and the leader never waited for any other member.
+ */
+function unreachableOnly(error: unknown): void {
+  if (error instanceof MqError && error.kind === 'unavailable') return;
+  throw error;
 }

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { MqError } from '@spoolmq/engine';
+import { decodeAdminStep } from '@spoolmq/protocol';
 import { Member } from '../../src/cluster/member.js';
 import { TestCluster, expectError, waitFor } from './helpers.js';
 
@@ -73,5 +74,29 @@ describe('MemberAdmin', () => {
     expect(created.settings.effectiveRetentionSeconds).toBe(600);
     const error = await expectError(service.createQueue('acme/default', 'second', {}), 'queue_limit');
     expect(error).toBeInstanceOf(MqError);
+  });
+
+  describe('waiting for a change to reach every member', () => {
+    /** A cluster whose `acked` steps to other members fail with `failure` (others pass). */
+    async function ackedFailing(failure: () => Error): Promise<Member> {
+      let c: TestCluster | null = null;
+      const adminCall = async (to: string, call: Uint8Array): Promise<Uint8Array> => {
+        if (decodeAdminStep(call).op === 'acked') throw failure();
+        return c!.member(to).handleAdminCall(call);
+      };
+      c = await TestCluster.start(['n1', 'n2', 'n3'], { member: { adminCall } });
+      cluster = c;
+      return c.readyMetaLeader();
+    }
+
+    it('passes over a member that cannot be reached', async () => {
+      const leader = await ackedFailing(() => new MqError('unavailable', 'did not answer'));
+      expect((await leader.admin.createAccount('acme', undefined)).id).toBe('acme');
+    });
+
+    it('fails the admin call on any other failure, never taking a defect for an outage', async () => {
+      const leader = await ackedFailing(() => new RangeError('varint: not a safe integer'));
+      await expect(leader.admin.createAccount('acme', undefined)).rejects.toThrow(RangeError);
+    });
   });
 });
