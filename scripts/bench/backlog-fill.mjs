@@ -7,7 +7,8 @@
 //             one snapshot, LevelDB compaction or neighbour's burst swung a single round 2x)
 //   fill      `fillMib` MiB of incompressible messages into the queue `backlog` (each payload
 //             starts with its index, the rest is from a random pool, so any copy is checkable)
-//   full      the probe again beside the full backlog, measured the same way (a round first)
+//   full      the probe again beside the full backlog, measured the same way (a round first),
+//             and the disk it takes (du of every replica's data, and its ratio to the payloads)
 //   disk      `sample` receive+acks from the backlog's head, bytes checked
 //   restart   every process of the target stopped with SIGTERM and started again on its data:
 //             seconds from the start until a receive of the backlog answers (with the right
@@ -15,6 +16,7 @@
 //   sample    `sample` more receive+acks after the restarts, bytes checked
 // Peak RSS is the kernel's VmHWM of each process, read every 500 ms and at the end, the highest
 // across restarts. Every phase is bounded by its count and by `phaseSecondsMax`.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { printTable } from './lib/index.mjs';
@@ -50,6 +52,7 @@ export async function fillTarget(name, config) {
     const empty = await probeRounds(connection, config, payloads);
     const fill = await fillBacklog(connection, config, payloads);
     const full = await probeRounds(connection, config, payloads);
+    const diskAtFull = diskUse(target, fill.filledMib);
     const disk = await drain(connection, 'backlog', config.sample, config, payloads);
     const restarts = {};
     for (const signal of ['SIGTERM', 'SIGKILL']) {
@@ -65,7 +68,8 @@ export async function fillTarget(name, config) {
     }
     const after = await drain(connection, 'backlog', config.sample, config, payloads);
     const out = {
-      target: name, ...fill, empty, full, fromDisk: disk, restarts, sampleAfterRestart: after,
+      target: name, ...fill, empty, full, diskAtFull, fromDisk: disk, restarts,
+      sampleAfterRestart: after,
       peakRssMib: rss.peaks(),
     };
     printResult(out);
@@ -135,6 +139,22 @@ async function fillBacklog(connection, config, payloads) {
   } finally {
     await driver.close();
   }
+}
+
+/**
+ * Bytes under the target's data directory (every replica's, `du -sb`), and their ratio to the
+ * payload bytes stored times the replicas (1.0: nothing but payloads, once per replica). Null
+ * when the target has no data directory or du fails.
+ */
+function diskUse(target, filledMib) {
+  const dir = target.dataDir?.();
+  if (dir === undefined) return null;
+  const du = spawnSync('du', ['-sb', dir], { encoding: 'utf8' });
+  const bytes = Number.parseInt(du.stdout ?? '', 10);
+  if (du.status !== 0 || !Number.isFinite(bytes)) return null;
+  const replicas = target.processes().filter((p) => p.role !== 'gateway').length;
+  const stored = filledMib * (1 << 20) * replicas;
+  return { mib: round(bytes / (1 << 20)), perPayloadByte: stored === 0 ? null : round(bytes / stored) };
 }
 
 /** Receives and acks up to `count` messages of `queue`, checking each payload's bytes. */
@@ -245,11 +265,12 @@ class PeakRss {
 function printResult(r) {
   const rssMax = Math.max(...Object.values(r.peakRssMib));
   printTable(
-    ['target', 'fill MiB', 'fill MiB/s', 'sends/s empty', 'sends/s full', 'recv+ack/s empty', 'recv+ack/s full', 'recv+ack/s from disk', 'peak RSS MiB (max process)', 'TERM: exit s', 'TERM: start to ready s', 'KILL: start to ready s', 'corrupt'],
-    [[r.target, r.filledMib, r.fillMibPerS, r.empty.sendsPerS, r.full.sendsPerS, r.empty.cyclesPerS, r.full.cyclesPerS, r.fromDisk.perS, rssMax, r.restarts.SIGTERM.stopS, r.restarts.SIGTERM.readyS, r.restarts.SIGKILL.readyS, `${r.fromDisk.corrupt + r.sampleAfterRestart.corrupt + r.restarts.SIGTERM.corrupt + r.restarts.SIGKILL.corrupt}/${r.fromDisk.count + r.sampleAfterRestart.count + 2}`]],
+    ['target', 'fill MiB', 'fill MiB/s', 'sends/s empty', 'sends/s full', 'recv+ack/s empty', 'recv+ack/s full', 'recv+ack/s from disk', 'peak RSS MiB (max process)', 'disk MiB at full (x payload)', 'TERM: exit s', 'TERM: start to ready s', 'KILL: start to ready s', 'corrupt'],
+    [[r.target, r.filledMib, r.fillMibPerS, r.empty.sendsPerS, r.full.sendsPerS, r.empty.cyclesPerS, r.full.cyclesPerS, r.fromDisk.perS, rssMax, diskText(r.diskAtFull), r.restarts.SIGTERM.stopS, r.restarts.SIGTERM.readyS, r.restarts.SIGKILL.readyS, `${r.fromDisk.corrupt + r.sampleAfterRestart.corrupt + r.restarts.SIGTERM.corrupt + r.restarts.SIGKILL.corrupt}/${r.fromDisk.count + r.sampleAfterRestart.count + 2}`]],
   );
 }
 
+const diskText = (d) => (d === null ? '-' : `${d.mib} (${d.perPayloadByte})`);
 const rate = (count, ms) => round(count / (ms / 1000));
 const seconds = (ms) => round(ms / 1000);
 const round = (value) => Math.round(value * 100) / 100;

@@ -93,9 +93,17 @@ function printVerdicts(results) {
       [`recv+ack full/empty ${ratio(r.full.cyclesPerS, r.empty.cyclesPerS)} >= 0.8`, r.full.cyclesPerS >= 0.8 * r.empty.cyclesPerS],
       [`ready after SIGTERM ${r.restarts.SIGTERM.readyS} s <= 10`, r.restarts.SIGTERM.readyS <= 10],
       [`ready after SIGKILL ${r.restarts.SIGKILL.readyS} s <= 10`, r.restarts.SIGKILL.readyS <= 10],
+      [`payloads corrupt or wrong: ${corruptOf(r)}`, corruptOf(r) === 0],
     ];
     for (const [text, ok] of checks) process.stdout.write(`${r.target}: ${ok ? 'met' : 'NOT met'}: ${text}\n`);
   }
+}
+
+/** Payloads read back that were not the bytes sent, over every checked read of the run. */
+function corruptOf(r) {
+  const { fromDisk, sampleAfterRestart, restarts } = r;
+  return fromDisk.corrupt + sampleAfterRestart.corrupt + restarts.SIGTERM.corrupt +
+    restarts.SIGKILL.corrupt;
 }
 
 function ratio(a, b) {

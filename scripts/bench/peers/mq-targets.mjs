@@ -98,6 +98,7 @@ export function mqServeTarget(options = {}) {
       return spawnServe();
     },
     processes: () => [{ role: 'n1', pid: child.pid }],
+    dataDir: () => dir,
     metrics: async () => ({ n1: await scrapeStorage(port) }),
     async stop() {
       if (child !== undefined) await stopChild(child);
@@ -184,6 +185,7 @@ export function mqClusterTarget(options = {}) {
      */
     memberPorts: () => new Map(members.map((m, i) => [m.id, { port: m.port, adminPort: adminPorts[i], token }])),
     processes: () => [...members.map((m) => ({ role: m.id, pid: m.child.pid })), { role: 'gateway', pid: gateway.pid }],
+    dataDir: () => dir,
     async metrics() {
       const out = {};
       for (const m of members) out[m.id] = await scrapeStorage(m.port);

@@ -75,6 +75,7 @@ export function natsTarget({ replicas, syncAlways }) {
       return connection;
     },
     processes: () => servers.map((s) => ({ role: s.role, pid: s.child.pid })),
+    dataDir: () => dir,
     metrics: async () => null,
     async stop() {
       await Promise.all(servers.map((s) => stopChild(s.child)));

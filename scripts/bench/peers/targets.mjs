@@ -1,7 +1,7 @@
 // Every target of `npm run bench -- compare`, in run order. A target is
 //   {name, family, durability, unsupported?(): string | null, describe?(): {server, ...},
 //    start(): Promise<connection>, processes(): Array<{role, pid}>, metrics(): Promise<object | null>,
-//    stop(): Promise<void>}
+//    dataDir?(): string (every process's data, for disk use), stop(): Promise<void>}
 // where `connection` is plain JSON with a `kind` the load generator's drivers understand.
 import { beanstalkdTarget } from './beanstalkd-target.mjs';
 import { mqClusterTarget, mqLocalTarget, mqServeTarget } from './mq-targets.mjs';
