@@ -49,13 +49,18 @@ export async function fillTarget(name, config) {
   try {
     await prepareQueue(connection, 'backlog');
     await prepareQueue(connection, 'probe');
+    rss.phase = 'empty';
     const empty = await probeRounds(connection, config, payloads);
+    rss.phase = 'fill';
     const fill = await fillBacklog(connection, config, payloads);
+    rss.phase = 'full';
     const full = await probeRounds(connection, config, payloads);
     const diskAtFull = diskUse(target, fill.filledMib);
+    rss.phase = 'from disk';
     const disk = await drain(connection, 'backlog', config.sample, config, payloads);
     const restarts = {};
     for (const signal of ['SIGTERM', 'SIGKILL']) {
+      rss.phase = `restart ${signal}`;
       const stopped = { ms: null };
       const startMs = performance.now();
       connection = (await target.restart(signal, () => (stopped.ms = performance.now()))) ?? connection;
@@ -66,11 +71,12 @@ export async function fillTarget(name, config) {
         corrupt: first.corrupt,
       };
     }
+    rss.phase = 'sample';
     const after = await drain(connection, 'backlog', config.sample, config, payloads);
     const out = {
       target: name, ...fill, empty, full, diskAtFull, fromDisk: disk, restarts,
       sampleAfterRestart: after,
-      peakRssMib: rss.peaks(),
+      peakRssMib: rss.peaks(), peakRssPhase: rss.phases(),
     };
     printResult(out);
     return out;
@@ -237,19 +243,31 @@ class Payloads {
   }
 }
 
-/** The highest VmHWM seen per process role (a restarted process keeps its role's peak). */
+/**
+ * The highest VmHWM seen per process role (a restarted process keeps its role's peak), and the
+ * phase (set by the caller) in which it was first seen: read every 500 ms, so a peak is placed
+ * within half a second.
+ */
 class PeakRss {
   constructor(processes) {
     this.processes = processes;
+    this.phase = 'start';
     this.peakBytes = new Map();
+    this.peakPhase = new Map();
     this.timer = setInterval(() => this.read(), 500);
   }
 
   read() {
     for (const { role, pid } of this.processes()) {
       const peak = processMemory(pid).rssPeakBytes;
-      if (peak !== undefined) this.peakBytes.set(role, Math.max(this.peakBytes.get(role) ?? 0, peak));
+      if (peak === undefined || peak <= (this.peakBytes.get(role) ?? 0)) continue;
+      this.peakBytes.set(role, peak);
+      this.peakPhase.set(role, this.phase);
     }
+  }
+
+  phases() {
+    return Object.fromEntries(this.peakPhase);
   }
 
   peaks() {

@@ -88,7 +88,7 @@ function printVerdicts(results) {
   for (const r of rows) {
     const rssMax = Math.max(...Object.entries(r.peakRssMib).filter(([role]) => role !== 'gateway').map(([, v]) => v));
     const checks = [
-      [`member peak RSS ${rssMax} MiB <= 512`, rssMax <= 512],
+      [`member peak RSS ${rssMax} MiB <= 512 (${rssWhere(r, rssMax)})`, rssMax <= 512],
       [`sends full/empty ${ratio(r.full.sendsPerS, r.empty.sendsPerS)} >= 0.8`, r.full.sendsPerS >= 0.8 * r.empty.sendsPerS],
       [`recv+ack full/empty ${ratio(r.full.cyclesPerS, r.empty.cyclesPerS)} >= 0.8`, r.full.cyclesPerS >= 0.8 * r.empty.cyclesPerS],
       [`ready after SIGTERM ${r.restarts.SIGTERM.readyS} s <= 10`, r.restarts.SIGTERM.readyS <= 10],
@@ -97,6 +97,12 @@ function printVerdicts(results) {
     ];
     for (const [text, ok] of checks) process.stdout.write(`${r.target}: ${ok ? 'met' : 'NOT met'}: ${text}\n`);
   }
+}
+
+/** Which member had the peak, and in which phase. */
+function rssWhere(r, rssMax) {
+  const role = Object.keys(r.peakRssMib).find((key) => r.peakRssMib[key] === rssMax);
+  return `${role}, during ${r.peakRssPhase?.[role] ?? '?'}`;
 }
 
 /** Payloads read back that were not the bytes sent, over every checked read of the run. */
