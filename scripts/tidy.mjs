@@ -39,7 +39,7 @@ export const SUITE_ROOTS = ['packages/testkit/src/conformance/'];
 
 /**
  * Files under PURE_ROOTS allowed a real clock or timer, each with the reason. Empty: the Clock
- * itself (packages/member/src/host/clock.ts) lives outside the roots, and so does the system
+ * itself (packages/protocol/src/clock.ts) lives outside the roots, and so does the system
  * random source (packages/member/src/host/random.ts).
  */
 export const CLOCK_FILES = new Map([]);
