@@ -9,8 +9,9 @@
 //                      brace; a nested function counts inside its parent as well (not in
 //                      SUITE_ROOTS, test suites shipped as source);
 //   - banned-call:     no clock, timer or random source in the pure cores and the cluster layer
-//                      (PURE_ROOTS), outside CLOCK_FILES: time and randomness come in through the
-//                      injected Clock and random source, so a simulation can drive them.
+//                      (PURE_ROOTS), and no clock or timer in the gateway (CLOCK_ROOTS), outside
+//                      CLOCK_FILES: time and randomness come in through the injected Clock and
+//                      random source, so a simulation or a test's manual clock can drive them.
 // Run: `node scripts/tidy.mjs` (the whole tree), `node scripts/tidy.mjs FILE...` (those files), or
 // `node scripts/tidy.mjs --as PATH FILE` (FILE judged as if it stood at PATH: the test's fixtures).
 
@@ -31,6 +32,12 @@ export const PURE_ROOTS = [
 ];
 
 /**
+ * Directories where no clock or timer runs, though the system's random source may (the gateway's
+ * one use names its request ids, which no simulation replays).
+ */
+export const CLOCK_ROOTS = ['packages/gateway/src/'];
+
+/**
  * Directories of test suites that ship as source (the conformance suite runs against every mode):
  * like test/ files, a `describe` body there is a script of cases, not a function to split, so
  * function-length does not apply. Lines are still checked.
@@ -38,9 +45,9 @@ export const PURE_ROOTS = [
 export const SUITE_ROOTS = ['packages/testkit/src/conformance/'];
 
 /**
- * Files under PURE_ROOTS allowed a real clock or timer, each with the reason. Empty: the Clock
- * itself (packages/member/src/host/clock.ts) lives outside the roots, and so does the system
- * random source (packages/member/src/host/random.ts).
+ * Files under PURE_ROOTS or CLOCK_ROOTS allowed a real clock or timer, each with the reason.
+ * Empty: the Clock itself (packages/protocol/src/clock.ts) lives outside the roots, and so does
+ * the system random source (packages/member/src/host/random.ts).
  */
 export const CLOCK_FILES = new Map([]);
 
@@ -63,12 +70,14 @@ export function tidyFile(path, text) {
   const report = (line, rule, message) => violations.push({ path, line, rule, message });
   checkLines(text, report);
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, scriptKindOf(path));
-  const pure = PURE_ROOTS.some((root) => path.startsWith(root)) && !CLOCK_FILES.has(path);
+  const exempt = CLOCK_FILES.has(path);
+  const pure = PURE_ROOTS.some((root) => path.startsWith(root)) && !exempt;
+  const timed = pure || (CLOCK_ROOTS.some((root) => path.startsWith(root)) && !exempt);
   const suite = SUITE_ROOTS.some((root) => path.startsWith(root));
   const lineOf = (node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
   const visit = (node) => {
     if (!suite) checkFunction(node, source, lineOf, report);
-    if (pure) checkBanned(node, lineOf, report);
+    if (timed) checkBanned(node, lineOf, report, pure);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -111,14 +120,15 @@ function nameOf(node) {
   return '(anonymous function)';
 }
 
-function checkBanned(node, lineOf, report) {
-  const found = bannedUse(node);
+/** Reports a clock or timer at `node`, and with `randomToo` a random source. */
+function checkBanned(node, lineOf, report, randomToo) {
+  const found = bannedUse(node, randomToo);
   if (found !== null) report(lineOf(node), 'banned-call', found);
 }
 
-/** What `node` uses that the pure roots must not, or null. */
-function bannedUse(node) {
-  if (ts.isPropertyAccessExpression(node)) return bannedProperty(node);
+/** What `node` uses that the roots must not, or null. */
+function bannedUse(node, randomToo) {
+  if (ts.isPropertyAccessExpression(node)) return bannedProperty(node, randomToo);
   if (ts.isNewExpression(node)) {
     const noArguments = node.arguments === undefined || node.arguments.length === 0;
     const isDate = ts.isIdentifier(node.expression) && node.expression.text === 'Date';
@@ -129,28 +139,29 @@ function bannedUse(node) {
     if (TIMER_NAMES.has(name)) return `${name} is a real timer: use Clock.setTimer`;
   }
   if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-    return bannedImport(node);
+    return bannedImport(node, randomToo);
   }
   return null;
 }
 
-function bannedProperty(node) {
+function bannedProperty(node, randomToo) {
   const object = node.expression.getText();
   const name = node.name.text;
   if (object === 'Date' && name === 'now') return 'Date.now reads the clock: use Clock.nowMs';
   if (object === 'performance' && name === 'now') {
     return 'performance.now reads the clock: use Clock.nowMs';
   }
+  if (TIMER_NAMES.has(name)) return `${object}.${name} is a real timer: use Clock.setTimer`;
+  if (!randomToo) return null;
   if (object === 'Math' && name === 'random') return 'Math.random: inject a random source';
   if (object === 'crypto' && isRandomName(name)) return `crypto.${name}: inject a random source`;
-  if (TIMER_NAMES.has(name)) return `${object}.${name} is a real timer: use Clock.setTimer`;
   return null;
 }
 
-function bannedImport(node) {
+function bannedImport(node, randomToo) {
   const module = node.moduleSpecifier.text;
   if (TIMER_MODULES.has(module)) return `import from '${module}': use Clock.setTimer`;
-  if (!CRYPTO_MODULES.has(module)) return null;
+  if (!randomToo || !CRYPTO_MODULES.has(module)) return null;
   const bindings = node.importClause?.namedBindings;
   if (bindings === undefined) return null;
   if (ts.isNamespaceImport(bindings)) return null; // its `crypto.random*` uses are caught instead

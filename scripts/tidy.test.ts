@@ -38,9 +38,23 @@ describe('tidy', () => {
     const banned = (as: string) => judge(violations, as).filter((v) => v.endsWith('banned-call'));
     expect(banned('packages/member/src/cluster/violations.ts')).toHaveLength(10);
     expect(banned('packages/raft/src/core/violations.ts')).toHaveLength(10);
+    expect(judge(violations, 'packages/cli/src/violations.ts')).toEqual([
+      '4 line-length',
+      '6 function-length',
+    ]);
+  });
+
+  it('judges the gateway on clocks and timers, not on its random source', () => {
     expect(judge(violations, 'packages/gateway/src/violations.ts')).toEqual([
       '4 line-length',
       '6 function-length',
+      '80 banned-call', // new Date()
+      '81 banned-call', // Date.now
+      '81 banned-call', // performance.now
+      '85 banned-call', // setTimeout
+      '86 banned-call', // setInterval
+      '87 banned-call', // setImmediate
+      '88 banned-call', // globalThis.setTimeout
     ]);
   });
 

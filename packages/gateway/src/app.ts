@@ -153,7 +153,7 @@ export function createGatewayApp(service: SpoolService, options?: GatewayOptions
 function requestObserver(deps: GatewayDeps, ids: RequestIds) {
   const resolved = deps.options;
   return async (c: GatewayContext, next: () => Promise<void>): Promise<void> => {
-    const startMs = performance.now();
+    const startMs = resolved.clock.nowMs();
     deps.metrics.started();
     c.set('operation', 'unmatched');
     c.set('account', undefined);
@@ -162,7 +162,7 @@ function requestObserver(deps: GatewayDeps, ids: RequestIds) {
     try {
       await next();
     } finally {
-      const durationMs = performance.now() - startMs;
+      const durationMs = resolved.clock.nowMs() - startMs;
       deps.metrics.observe(c.get('operation'), c.res.status, durationMs);
       resolved.logRequest?.({
         requestId,

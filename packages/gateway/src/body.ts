@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { IncomingMessage } from 'node:http';
 import { MqError, invalidArgument } from '@spoolmq/engine';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import type { BodyBudget } from './body-budget.js';
 
 export interface BodyLimits {
@@ -91,7 +92,11 @@ export function bodyDeadlineMs(bytes: number): number {
   return BODY_GRACE_MS + Math.ceil((bytes * 1_000) / BODY_BYTES_PER_SECOND_MIN);
 }
 
-function readIncoming(incoming: IncomingMessage, limits: BodyLimits): Promise<Uint8Array> {
+function readIncoming(
+  incoming: IncomingMessage,
+  limits: BodyLimits,
+  clock: Clock,
+): Promise<Uint8Array> {
   const collector = new Collector(limits);
   if (incoming.readableEnded) return Promise.resolve(collector.finish());
   return new Promise<Uint8Array>((resolve, reject) => {
@@ -99,16 +104,16 @@ function readIncoming(incoming: IncomingMessage, limits: BodyLimits): Promise<Ui
     // timer is armed only when a body does not arrive whole in its first chunk, so the common
     // small send costs none; one that sends nothing after its headers holds no bytes, and
     // Node's request timeout ends it.
-    let slow: NodeJS.Timeout | undefined;
+    let slow: TimerHandle | undefined;
     const deadlineMs = limits.deadlineMs ?? bodyDeadlineMs(limits.exactBytes ?? limits.maxBytes);
     const armDeadline = (): void => {
-      slow = setTimeout(() => {
+      slow = clock.setTimer(() => {
         fail(tooSlow());
         incoming.socket.destroy();
       }, deadlineMs);
     };
     const cleanup = (): void => {
-      if (slow !== undefined) clearTimeout(slow);
+      if (slow !== undefined) clock.clearTimer(slow);
       collector.release();
       incoming.off('data', onData);
       incoming.off('end', onEnd);
@@ -178,14 +183,15 @@ async function readStream(
  * @hono/node-server, touching `Request.body` builds a whole web Request). Rejects with 413
  * message_too_large (details.limitBytes) past `maxBytes` when no exact length is declared, and
  * invalid_argument (field Content-Length) when the body is shorter or longer than `exactBytes`
- * or the connection ends early.
+ * or the connection ends early, or (from `incoming`) arrives slower than its deadline on `clock`.
  */
 export function readBody(
   incoming: unknown,
   stream: () => ReadableStream<Uint8Array> | null,
   limits: BodyLimits,
+  clock: Clock,
 ): Promise<Uint8Array> {
-  if (incoming instanceof IncomingMessage) return readIncoming(incoming, limits);
+  if (incoming instanceof IncomingMessage) return readIncoming(incoming, limits, clock);
   return readStream(stream(), limits);
 }
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 
 export interface ConnectionLimits {
   /** Open connections from one address. */
@@ -41,12 +42,16 @@ export interface ConnectionStats {
   readonly reaped: number;
 }
 
-/** Applies `limits` to every connection `server` accepts from now on. */
-export function guardConnections(server: Server, limits: ConnectionLimits): () => ConnectionStats {
+/** Applies `limits` to every connection `server` accepts from now on, deadlines on `clock`. */
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  clock: Clock,
+): () => ConnectionStats {
   assert(limits.perAddressMax > 0 && limits.perAddressMax <= limits.totalMax, 'connection bounds');
   assert(limits.firstRequestMs > 0, 'first request deadline > 0');
   const byAddress = new Map<string, number>();
-  const deadlines = new WeakMap<Socket, NodeJS.Timeout>();
+  const deadlines = new WeakMap<Socket, TimerHandle>();
   let open = 0;
   let refused = 0;
   let reaped = 0;
@@ -60,14 +65,13 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
     }
     open++;
     byAddress.set(address, fromAddress + 1);
-    const deadline = setTimeout(() => {
+    const deadline = clock.setTimer(() => {
       reaped++;
       socket.destroy();
     }, limits.firstRequestMs);
-    deadline.unref();
     deadlines.set(socket, deadline);
     socket.once('close', () => {
-      clearTimeout(deadline);
+      clock.clearTimer(deadline);
       open--;
       const left = (byAddress.get(address) ?? 1) - 1;
       if (left === 0) byAddress.delete(address);
@@ -77,7 +81,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
   server.on('request', (request: IncomingMessage) => {
     const deadline = deadlines.get(request.socket);
     if (deadline === undefined) return;
-    clearTimeout(deadline);
+    clock.clearTimer(deadline);
     deadlines.delete(request.socket);
   });
   return () => ({ open, refused, reaped });

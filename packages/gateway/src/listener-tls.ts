@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { createSecureContext } from 'node:tls';
+import type { Clock } from '@spoolmq/protocol';
 
 /** The PEM files of a listener's certificate (chain) and private key. */
 export interface ListenerTls {
@@ -45,13 +46,15 @@ export interface TlsReloader {
 }
 
 /**
- * Watches `tls` for `server`. `onEvent` hears every applied reload (`null`) and every refused
- * one (the error); the old certificate keeps serving after a refusal.
+ * Watches `tls` for `server`, checking every `checkEveryMs` on `clock`. `onEvent` hears every
+ * applied reload (`null`) and every refused one (the error); the old certificate keeps serving
+ * after a refusal.
  */
 export function watchTls(
   server: HttpsServer,
   tls: ListenerTls,
   onEvent: (error: Error | null) => void,
+  clock: Clock,
   checkEveryMs = TLS_RELOAD_CHECK_MS,
 ): TlsReloader {
   let applied = stamp(tls);
@@ -69,7 +72,15 @@ export function watchTls(
     onEvent(null);
     return true;
   };
-  const timer = setInterval(reload, checkEveryMs);
-  timer.unref();
-  return { reload, stop: () => clearInterval(timer) };
+  let stopped = false;
+  const check = (): void => {
+    reload();
+    if (!stopped) timer = clock.setTimer(check, checkEveryMs);
+  };
+  let timer = clock.setTimer(check, checkEveryMs);
+  const stop = (): void => {
+    stopped = true;
+    clock.clearTimer(timer);
+  };
+  return { reload, stop };
 }

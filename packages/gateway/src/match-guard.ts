@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { MqError, TokenBucket, invalidArgument } from '@spoolmq/engine';
+import { type Clock, type TimerHandle, monotonicClock } from '@spoolmq/protocol';
 import { MATCH_PATTERN_MAX_CHARS } from './options.js';
 
 /** Wasm heap held back in the worker so a pattern must compile within what remains (~2 MiB). */
@@ -21,7 +22,7 @@ const PENDING_MAX = 256;
 /** Verdicts remembered, so a poller repeating one pattern costs no round trip. */
 const VERDICTS_MAX = 512;
 /** A check not answered in this time fails with 503 and the worker is replaced. */
-const CHECK_TIMEOUT_MS = 5_000;
+export const MATCH_CHECK_TIMEOUT_MS = 5_000;
 /** Times one check is sent to a fresh worker after the worker it waited on went away. */
 const ATTEMPTS_MAX = 2;
 /**
@@ -65,7 +66,7 @@ interface Pending {
   readonly resolve: (verdict: Verdict) => void;
   readonly reject: (error: MqError) => void;
   attempts: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   /** The worker the check was last sent to. */
   worker: Worker | undefined;
 }
@@ -92,18 +93,23 @@ export class MatchGuard {
   private readonly verdicts = new Map<string, Verdict>();
   private readonly budgets = new Map<string, TokenBucket>();
 
+  /** `clock` times each check (MATCH_CHECK_TIMEOUT_MS) and refills the accounts' budgets. */
+  constructor(private readonly clock: Clock) {}
+
   /**
    * Resolves when `pattern` is valid RE2 that compiles within the budget. Rejects with 400
    * invalid_argument (field `match`) when it is longer than MATCH_PATTERN_MAX_CHARS, is not
-   * RE2 syntax (lookaround, backreferences...) or is too complex; with 503 unavailable when
-   * the checker is saturated or stuck.
+   * RE2 syntax (lookaround, backreferences...) or is too complex; with 429 rate_limited when
+   * `account` has no new-pattern token left; with 503 unavailable when the checker is saturated
+   * or stuck.
    */
-  async check(pattern: string, account?: string, nowMs = Date.now()): Promise<void> {
+  async check(pattern: string, account?: string): Promise<void> {
     if (pattern.length > MATCH_PATTERN_MAX_CHARS) {
       throw invalidArgument('match', `match must be at most ${MATCH_PATTERN_MAX_CHARS} characters`);
     }
     const known = this.verdicts.get(pattern);
-    if (known === undefined) this.charge(account ?? '', nowMs);
+    // Whole milliseconds: the 429's retryAfterMs is a difference of times and must be whole.
+    if (known === undefined) this.charge(account ?? '', Math.floor(this.clock.nowMs()));
     const verdict = known ?? (await this.ask(pattern));
     this.remember(pattern, verdict);
     if (!verdict.ok) throw invalidArgument('match', verdict.message);
@@ -167,9 +173,8 @@ export class MatchGuard {
       entry.reject(new MqError('unavailable', 'the match checker is unavailable; retry'));
       return;
     }
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => this.timedOut(id), CHECK_TIMEOUT_MS);
-    entry.timer.unref();
+    if (entry.timer !== undefined) this.clock.clearTimer(entry.timer);
+    entry.timer = this.clock.setTimer(() => this.timedOut(id), MATCH_CHECK_TIMEOUT_MS);
     entry.worker = this.workerNow();
     entry.worker.postMessage({ id, pattern: entry.pattern });
   }
@@ -177,7 +182,7 @@ export class MatchGuard {
   private settle(id: number): Pending | undefined {
     const entry = this.pending.get(id);
     if (entry === undefined) return undefined;
-    clearTimeout(entry.timer);
+    if (entry.timer !== undefined) this.clock.clearTimer(entry.timer);
     this.pending.delete(id);
     return entry;
   }
@@ -239,5 +244,8 @@ export class MatchGuard {
   }
 }
 
-/** One checker per process: it stands for one RE2 heap, as the wasm module itself does. */
-export const sharedMatchGuard = new MatchGuard();
+/**
+ * One checker per process: it stands for one RE2 heap, as the wasm module itself does. Being the
+ * process's, not an app's, it runs on the real clock; tests of the guard make their own.
+ */
+export const sharedMatchGuard = new MatchGuard(monotonicClock);

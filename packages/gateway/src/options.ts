@@ -2,6 +2,7 @@
 // a request has a named limit here, checked once when the app is created.
 
 import assert from 'node:assert/strict';
+import { type Clock, monotonicClock } from '@spoolmq/protocol';
 import type { Authenticate } from './auth.js';
 
 export interface GatewayOptions {
@@ -34,6 +35,11 @@ export interface GatewayOptions {
   logError?: (error: unknown, context: LogContext) => void;
   /** Told about every answered request (an access log); default none. Must not throw. */
   logRequest?: (entry: RequestLogEntry) => void;
+  /**
+   * Time for the gateway's deadlines, timers and request durations; default monotonicClock (real
+   * timers; `nowMs` is compared only with itself, so a wall-clock step moves no deadline).
+   */
+  clock?: Clock;
 }
 
 /** What an error log line carries about its request. */
@@ -90,6 +96,7 @@ export interface ResolvedOptions {
   readonly shutdownSignal: AbortSignal | undefined;
   readonly logError: (error: unknown, context: LogContext) => void;
   readonly logRequest: ((entry: RequestLogEntry) => void) | undefined;
+  readonly clock: Clock;
 }
 
 function logToStderr(error: unknown, context: LogContext): void {
@@ -118,5 +125,6 @@ export function resolveOptions(options: GatewayOptions = {}): ResolvedOptions {
     shutdownSignal: options.shutdownSignal,
     logError: options.logError ?? logToStderr,
     logRequest: options.logRequest,
+    clock: options.clock ?? monotonicClock,
   };
 }

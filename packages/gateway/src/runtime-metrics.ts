@@ -3,12 +3,8 @@
 // handles at that moment, and both were behind this project's worst tail latencies (README,
 // Performance): when a member's or gateway's p99 rises, these tell which of the two it is.
 
-import {
-  type PerformanceEntry,
-  PerformanceObserver,
-  constants,
-  performance,
-} from 'node:perf_hooks';
+import { type PerformanceEntry, PerformanceObserver, constants } from 'node:perf_hooks';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import { Families } from './prometheus-text.js';
 
 /** How often the lag probe asks to run, ms; its lateness beyond that is the lag. */
@@ -48,17 +44,20 @@ class BucketCounts {
 export class RuntimeMetrics {
   private readonly lag = new BucketCounts(LAG_BUCKETS_SECONDS);
   private readonly gcPauses = new Map<string, BucketCounts>();
-  private readonly probe: NodeJS.Timeout;
+  private probe: TimerHandle | null;
   private readonly observer: PerformanceObserver;
-  private lastProbeMs = performance.now();
+  private lastProbeMs: number;
 
-  /** Starts the lag probe (it never keeps the process alive) and the GC observer. */
-  constructor() {
+  /**
+   * Starts the lag probe on `clock` (its timers never keep the process alive) and the GC
+   * observer. The lag is real only on a real clock: on a manual one the probe is never late.
+   */
+  constructor(private readonly clock: Clock) {
     for (const kind of GC_KINDS.values()) {
       this.gcPauses.set(kind, new BucketCounts(GC_PAUSE_BUCKETS_SECONDS));
     }
-    this.probe = setInterval(() => this.onProbe(), LAG_PROBE_INTERVAL_MS);
-    this.probe.unref();
+    this.lastProbeMs = clock.nowMs();
+    this.probe = clock.setTimer(() => this.onProbe(), LAG_PROBE_INTERVAL_MS);
     this.observer = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) this.onGc(entry);
     });
@@ -67,7 +66,8 @@ export class RuntimeMetrics {
 
   /** Stops observing; later renders show what was counted until then. */
   stop(): void {
-    clearInterval(this.probe);
+    if (this.probe !== null) this.clock.clearTimer(this.probe);
+    this.probe = null;
     this.observer.disconnect();
   }
 
@@ -97,10 +97,11 @@ export class RuntimeMetrics {
   }
 
   private onProbe(): void {
-    const nowMs = performance.now();
+    const nowMs = this.clock.nowMs();
     const lateMs = nowMs - this.lastProbeMs - LAG_PROBE_INTERVAL_MS;
     this.lastProbeMs = nowMs;
     this.lag.observe(Math.max(0, lateMs) / 1000);
+    this.probe = this.clock.setTimer(() => this.onProbe(), LAG_PROBE_INTERVAL_MS);
   }
 
   private onGc(entry: PerformanceEntry): void {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
 import type { SpoolService } from '@spoolmq/engine';
+import { type Clock, monotonicClock } from '@spoolmq/protocol';
 import { createGatewayApp } from './app.js';
 import {
   CLOSE_GRACE_MS,
@@ -91,15 +92,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-function closeGracefully(server: Server, shutdown: AbortController): Promise<void> {
+function closeGracefully(server: Server, shutdown: AbortController, clock: Clock): Promise<void> {
   shutdown.abort();
   const closed = new Promise<void>((resolve, reject) => {
     server.close((error) => (error === undefined ? resolve() : reject(error)));
   });
   server.closeIdleConnections();
-  const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-  cut.unref();
-  return closed.finally(() => clearTimeout(cut));
+  const cut = clock.setTimer(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+  return closed.finally(() => clock.clearTimer(cut));
 }
 
 /**
@@ -124,14 +124,16 @@ export function createBoundedServer(
   }) as Server;
 }
 
-/** Starts watching the listener's certificate files; undefined without TLS. */
+/** Starts watching the listener's certificate files on `clock`; undefined without TLS. */
 export function reloadingTls(
   server: Server,
   tls: ListenerTls | undefined,
   onEvent: ((error: Error | null) => void) | undefined,
+  clock: Clock,
 ): TlsReloader | undefined {
   if (tls === undefined) return undefined;
-  return watchTls(server as unknown as HttpsServer, tls, onEvent ?? (() => undefined));
+  const https = server as unknown as HttpsServer;
+  return watchTls(https, tls, onEvent ?? (() => undefined), clock);
 }
 
 /**
@@ -146,14 +148,16 @@ export async function startHttpServer(
   options: ServerOptions,
 ): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  const clock = options.clock ?? monotonicClock;
   const shutdown = new AbortController();
   const external = options.shutdownSignal;
   if (external?.aborted === true) shutdown.abort();
   external?.addEventListener('abort', () => shutdown.abort(), { once: true });
-  const runtime = new RuntimeMetrics();
+  const runtime = new RuntimeMetrics(clock);
   const extra = options.metricsExtra;
   const app = createGatewayApp(service, {
     ...options,
+    clock,
     shutdownSignal: shutdown.signal,
     metricsExtra: () => runtime.render() + (extra?.() ?? ''),
   });
@@ -163,7 +167,7 @@ export async function startHttpServer(
   server.maxHeadersCount = 0;
   server.maxConnections = CONNECTIONS_MAX;
   const limits = options.connectionLimits ?? PUBLIC_CONNECTION_LIMITS;
-  const connectionStats = guardConnections(server, limits);
+  const connectionStats = guardConnections(server, limits, clock);
   server.on('clientError', answerClientError);
   try {
     await listen(server, options.port ?? 8080, host);
@@ -172,7 +176,7 @@ export async function startHttpServer(
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
-  const tls = reloadingTls(server, options.tls, options.onTlsReload);
+  const tls = reloadingTls(server, options.tls, options.onTlsReload, clock);
   let closing: Promise<void> | undefined;
   return {
     port,
@@ -180,7 +184,7 @@ export async function startHttpServer(
     connectionStats,
     ...(tls && { reloadTls: tls.reload }),
     close: () =>
-      (closing ??= closeGracefully(server, shutdown).finally(() => {
+      (closing ??= closeGracefully(server, shutdown, clock).finally(() => {
         runtime.stop();
         tls?.stop();
       })),

@@ -4,6 +4,7 @@ import { type Server, createServer } from 'node:http';
 import { type AddressInfo, type Socket, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isMqError } from '@spoolmq/engine';
+import { monotonicClock } from '@spoolmq/protocol';
 import { BodyBudget } from '../src/body-budget.js';
 import { readBody } from '../src/body.js';
 
@@ -37,7 +38,7 @@ async function bodyServer(budget: BodyBudget, deadlineMs?: number) {
       maxBytes: exactBytes,
       budget: { budget, account: 'acme' },
       ...(deadlineMs === undefined ? {} : { deadlineMs }),
-    }).then(
+    }, monotonicClock).then(
       (body) => {
         results.push({ bytes: body.byteLength });
         response.end('ok');

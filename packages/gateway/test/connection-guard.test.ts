@@ -1,9 +1,13 @@
 // The audit's connection attacks replayed with real sockets: idle sockets from one address
-// neither lock out other clients nor starve the admin API, and silent sockets are reaped.
+// neither lock out other clients nor starve the admin API, and silent sockets are reaped. Then
+// the first-request deadline alone, on a manual clock with a server and sockets faked.
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
 import { type Socket, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '@spoolmq/protocol';
 import { startAdminServer } from '../src/admin/admin-server.js';
-import { ADMIN_CONNECTION_LIMITS } from '../src/connection-guard.js';
+import { ADMIN_CONNECTION_LIMITS, guardConnections } from '../src/connection-guard.js';
 import { createLocalService } from '@spoolmq/member';
 import { type RunningServer, startHttpServer } from '../src/server.js';
 
@@ -80,5 +84,61 @@ describe('connection bounds on the admin listener', () => {
       headers: { authorization: 'Bearer wrong-token-0123456789' },
     });
     expect(answer.status).toBe(401);
+  });
+});
+
+/** A socket as the guard sees it: an address, `destroy` (which closes it) and its events. */
+class FakeSocket extends EventEmitter {
+  destroyed = false;
+  constructor(readonly remoteAddress: string) {
+    super();
+  }
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
+
+/** A server emitting connections and requests by hand, guarded on `clock`. */
+function guarded(clock: ManualClock, firstRequestMs: number) {
+  const server = new EventEmitter();
+  const limits = { perAddressMax: 4, totalMax: 8, firstRequestMs };
+  const stats = guardConnections(server as unknown as Server, limits, clock);
+  const accept = (address = '10.0.0.1'): FakeSocket => {
+    const socket = new FakeSocket(address);
+    server.emit('connection', socket);
+    return socket;
+  };
+  const request = (socket: FakeSocket): boolean => server.emit('request', { socket });
+  return { stats, accept, request };
+}
+
+describe('the first-request deadline, on a manual clock', () => {
+  it('reaps a silent connection at firstRequestMs, not before', async () => {
+    const clock = new ManualClock();
+    const { stats, accept } = guarded(clock, 10_000);
+    const socket = accept();
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advance(9_999);
+    expect(socket.destroyed).toBe(false);
+    expect(stats()).toEqual({ open: 1, refused: 0, reaped: 0 });
+    await clock.advance(1);
+    expect(socket.destroyed).toBe(true);
+    expect(stats()).toEqual({ open: 0, refused: 0, reaped: 1 });
+  });
+
+  it('spares a connection that sent its request, and clears the deadline of one that closed', async () => {
+    const clock = new ManualClock();
+    const { stats, accept, request } = guarded(clock, 10_000);
+    const talker = accept();
+    const leaver = accept('10.0.0.2');
+    await clock.advance(5_000);
+    request(talker);
+    leaver.destroy();
+    expect(clock.pendingTimers).toBe(0);
+    await clock.advance(60_000);
+    expect(talker.destroyed).toBe(false);
+    expect(stats()).toEqual({ open: 1, refused: 0, reaped: 0 });
   });
 });

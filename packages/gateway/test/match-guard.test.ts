@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MqError } from '@spoolmq/engine';
-import { MatchGuard } from '../src/match-guard.js';
+import { ManualClock } from '@spoolmq/protocol';
+import { MATCH_CHECK_TIMEOUT_MS, MatchGuard } from '../src/match-guard.js';
 import { MATCH_PATTERN_MAX_CHARS } from '../src/options.js';
 
-const guard = new MatchGuard();
+// A manual clock that is never advanced here: no check times out while the worker answers.
+const guard = new MatchGuard(new ManualClock());
 afterAll(() => guard.close());
 
 async function verdictOf(pattern: string): Promise<string> {
@@ -50,18 +52,55 @@ describe('MatchGuard', () => {
 
 describe('new patterns per account', () => {
   it('lets an account check 20 new patterns at once and then one per 200 ms; repeats are free', async () => {
-    const own = new MatchGuard();
+    const clock = new ManualClock(1_000_000);
+    const own = new MatchGuard(clock);
     try {
-      const t0 = 1_000_000;
-      for (let i = 0; i < 20; i++) await own.check(`unique-${i}`, 'flooder', t0);
-      await expect(own.check('unique-20', 'flooder', t0)).rejects.toMatchObject({
+      for (let i = 0; i < 20; i++) await own.check(`unique-${i}`, 'flooder');
+      await expect(own.check('unique-20', 'flooder')).rejects.toMatchObject({
         kind: 'rate_limited',
         details: { retryAfterMs: 200 },
       });
       // A pattern judged before costs nothing, and other accounts have budgets of their own.
-      await own.check('unique-3', 'flooder', t0);
-      await own.check('unique-20', 'neighbour', t0);
-      await own.check('unique-21', 'flooder', t0 + 200);
+      await own.check('unique-3', 'flooder');
+      await own.check('unique-20', 'neighbour');
+      await clock.advance(200);
+      await own.check('unique-21', 'flooder');
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('the check timeout, on a manual clock', () => {
+  it('fails a check the worker has not answered by the timeout with 503, then starts afresh', async () => {
+    const clock = new ManualClock();
+    const own = new MatchGuard(clock);
+    try {
+      // The timer is armed when the check is sent; advancing fires it before the worker (a real
+      // thread, still starting) can answer, as a stuck worker would never answer.
+      const stuck = own.check('^never-answered$').catch((error: unknown) => error);
+      expect(clock.pendingTimers).toBe(1);
+      await clock.advance(MATCH_CHECK_TIMEOUT_MS);
+      expect(await stuck).toMatchObject({
+        kind: 'unavailable',
+        message: 'the match checker did not answer; retry',
+      });
+      expect(clock.pendingTimers).toBe(0);
+      // The worker was retired; the next check gets a fresh one, which answers.
+      await own.check('^answered$');
+      expect(clock.pendingTimers).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('clears the timer of a check answered in time', async () => {
+    const clock = new ManualClock();
+    const own = new MatchGuard(clock);
+    try {
+      await own.check('^quick$');
+      expect(clock.pendingTimers).toBe(0);
+      await clock.advance(MATCH_CHECK_TIMEOUT_MS); // nothing left to fire
     } finally {
       await own.close();
     }

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MqError } from '@spoolmq/engine';
+import { ManualClock } from '@spoolmq/protocol';
 import { AccountDirectory, hashKey } from '../src/accounts/account-directory.js';
 import { createGatewayApp } from '../src/app.js';
 import { FakeService, LEASE } from './fake-service.js';
@@ -69,7 +70,7 @@ describe('authentication', () => {
 
 describe('accounts (AccountDirectory as authenticate)', () => {
   function accountsApp(rate = 0): { app: Hono; directory: AccountDirectory } {
-    const directory = new AccountDirectory({ nowMs: () => 0 });
+    const directory = new AccountDirectory({ clock: new ManualClock(0) });
     directory.replace({
       version: 1,
       accounts: [

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { monotonicClock } from '@spoolmq/protocol';
 import { LAG_PROBE_INTERVAL_MS, RuntimeMetrics } from '../src/runtime-metrics.js';
 
 /** The value of the sample `name{labels}` in Prometheus text (labels as written, in order). */
@@ -31,7 +32,7 @@ describe('RuntimeMetrics', () => {
   afterEach(() => metrics?.stop());
 
   it('counts an event loop held past the probe interval as lag', async () => {
-    metrics = new RuntimeMetrics();
+    metrics = new RuntimeMetrics(monotonicClock);
     const m = metrics;
     const probes = (): number => valueOf(m.render(), `${LAG}_count`);
     await turnsUntil(() => probes() >= 1);
@@ -46,7 +47,7 @@ describe('RuntimeMetrics', () => {
   });
 
   it('counts garbage collection pauses by kind, one histogram family', async () => {
-    metrics = new RuntimeMetrics();
+    metrics = new RuntimeMetrics(monotonicClock);
     const m = metrics;
     const minor = (): number => valueOf(m.render(), `${GC}_count{kind="minor"}`);
     let kept: number[][] = [];
@@ -65,7 +66,7 @@ describe('RuntimeMetrics', () => {
   });
 
   it('stops probing when stopped', async () => {
-    metrics = new RuntimeMetrics();
+    metrics = new RuntimeMetrics(monotonicClock);
     const m = metrics;
     const probes = (): number => valueOf(m.render(), `${LAG}_count`);
     await turnsUntil(() => probes() >= 1);

@@ -1,9 +1,21 @@
-// @spoolmq/protocol: what gateways and members say to each other, and nothing else. The member
-// protocol (proto/member.proto: calls, answers, their hand-written binary codec, the gRPC method,
-// the bounds of a link), the accounts service (auth-table push and member-to-member admin steps)
-// and the admin backend contract a member implements. Depends on the engine's types only, so
-// gateway and member are siblings above it.
+// @spoolmq/protocol: what gateways and members say to each other, and the Clock they share;
+// nothing else. The member protocol (proto/member.proto: calls, answers, their hand-written binary
+// codec, the gRPC method, the bounds of a link), the accounts service (auth-table push and
+// member-to-member admin steps), the admin backend contract a member implements, and the injected
+// Clock both sides' I/O shells run on. Depends on the engine's types only, so gateway and member
+// are siblings above it.
 
+// ---- Time: the Clock the gateway and the member take injected ----
+export {
+  type Clock,
+  type TimerHandle,
+  TIMER_DELAY_MAX_MS,
+  systemClock,
+  monotonicClock,
+  afterTurn,
+  ManualClock,
+  settle,
+} from './clock.js';
 // ---- The member protocol: calls, answers, codec ----
 export { type Call, type CallOf, type Op, type OpArgs, type OpResults } from './member/calls.js';
 export {

@@ -9,7 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import { MqError } from '@spoolmq/engine';
-import type { AuthAccount, AuthTable } from '@spoolmq/protocol';
+import { type AuthAccount, type AuthTable, type Clock, monotonicClock } from '@spoolmq/protocol';
 
 /** Who a request acts for, once authenticated. */
 export interface Principal {
@@ -27,8 +27,8 @@ export interface AccountDirectoryOptions {
    * Default 1.
    */
   readonly rateShare?: number;
-  /** Monotonic milliseconds (default performance.now). */
-  readonly nowMs?: () => number;
+  /** Time for the request buckets; default monotonicClock. */
+  readonly clock?: Clock;
 }
 
 interface Entry {
@@ -65,7 +65,7 @@ class RequestBucket {
 
 export class AccountDirectory {
   private readonly rateShare: number;
-  private readonly nowMs: () => number;
+  private readonly clock: Clock;
   private entries = new Map<string, Entry>();
   /** One bucket per capped account (bounded by the table's accounts). */
   private buckets = new Map<string, RequestBucket>();
@@ -76,7 +76,7 @@ export class AccountDirectory {
     const share = options.rateShare ?? 1;
     if (!(share > 0 && share <= 1)) throw new RangeError('rateShare must be in (0, 1]');
     this.rateShare = share;
-    this.nowMs = options.nowMs ?? (() => performance.now());
+    this.clock = options.clock ?? monotonicClock;
   }
 
   /** Whether a table has arrived (until then every request is 503: nothing can be checked). */
@@ -108,7 +108,7 @@ export class AccountDirectory {
       entries.set(key.hashHex, { blocked: key.blocked, account, principal });
     }
     const buckets = new Map<string, RequestBucket>();
-    const now = this.nowMs();
+    const now = this.clock.nowMs();
     for (const account of accounts.values()) {
       if (account.requestsPerSecond === 0) continue;
       const ratePerMs = (account.requestsPerSecond * this.rateShare) / 1000;
@@ -140,7 +140,7 @@ export class AccountDirectory {
     if (state === 'blocked') throw new MqError('account_blocked', 'the account is on hold');
     const bucket = this.buckets.get(entry.account.id);
     if (bucket !== undefined) {
-      const waitMs = bucket.take(this.nowMs());
+      const waitMs = bucket.take(this.clock.nowMs());
       if (waitMs > 0) {
         throw new MqError('rate_limited', 'the account request rate is exceeded', {
           retryAfterMs: waitMs,

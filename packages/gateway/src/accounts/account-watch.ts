@@ -13,7 +13,10 @@ import {
   AUTH_TABLE_BYTES_MAX,
   decodeAuthTable,
   encodeAck,
+  monotonicClock,
   WATCH_SILENCE_MS,
+  type Clock,
+  type TimerHandle,
 } from '@spoolmq/protocol';
 
 export interface AccountWatchOptions {
@@ -30,6 +33,8 @@ export interface AccountWatchOptions {
   /** The channel credentials for member `memberId` (`insecureCredentials` said out loud). */
   readonly credentials: (memberId: string) => grpc.ChannelCredentials;
   readonly channelOptions?: grpc.ChannelOptions;
+  /** Time for the silence check and the retry backoff; default monotonicClock. */
+  readonly clock?: Clock;
 }
 
 export interface AccountWatchStats {
@@ -47,8 +52,10 @@ export class AccountWatch {
   private next = 0;
   private stream: grpc.ClientDuplexStream<Buffer, Buffer> | null = null;
   private member: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private silenceTimer: NodeJS.Timeout | null = null;
+  private readonly clock: Clock;
+  private readonly silenceMs: number;
+  private timer: TimerHandle | null = null;
+  private silenceTimer: TimerHandle | null = null;
   private heardAtMs = 0;
   private retryMs: number;
   private closed = false;
@@ -60,10 +67,10 @@ export class AccountWatch {
     this.ids = Object.keys(options.members).sort();
     if (this.ids.length === 0) throw new RangeError('AccountWatch needs at least one member');
     this.retryMs = options.retryMsMin ?? 100;
+    this.clock = options.clock ?? monotonicClock;
+    this.silenceMs = options.silenceMsMax ?? WATCH_SILENCE_MS;
     this.open();
-    const silenceMs = options.silenceMsMax ?? WATCH_SILENCE_MS;
-    this.silenceTimer = setInterval(() => this.checkSilence(silenceMs), silenceMs / 4);
-    this.silenceTimer.unref();
+    this.armSilenceCheck();
   }
 
   stats(): AccountWatchStats {
@@ -77,9 +84,9 @@ export class AccountWatch {
 
   close(): void {
     this.closed = true;
-    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
     this.timer = null;
-    if (this.silenceTimer !== null) clearInterval(this.silenceTimer);
+    if (this.silenceTimer !== null) this.clock.clearTimer(this.silenceTimer);
     this.silenceTimer = null;
     this.stream?.cancel();
     this.stream = null;
@@ -115,7 +122,7 @@ export class AccountWatch {
       passThrough,
     );
     this.stream = stream;
-    this.heardAtMs = performance.now();
+    this.heardAtMs = this.clock.nowMs();
     stream.on('data', (bytes: Buffer) => this.onTable(stream, bytes));
     stream.on('error', () => this.broken(stream));
     stream.on('end', () => this.broken(stream));
@@ -123,7 +130,7 @@ export class AccountWatch {
 
   private onTable(stream: grpc.ClientDuplexStream<Buffer, Buffer>, bytes: Buffer): void {
     if (stream !== this.stream) return;
-    this.heardAtMs = performance.now();
+    this.heardAtMs = this.clock.nowMs();
     if (bytes.byteLength === 0) return; // a heartbeat: the member's metadata is current
     let table;
     try {
@@ -139,10 +146,18 @@ export class AccountWatch {
     stream.write(Buffer.from(encodeAck(table.version)));
   }
 
+  /** Checks for silence four times per silenceMs, so a silent stream goes within 1.25 of it. */
+  private armSilenceCheck(): void {
+    this.silenceTimer = this.clock.setTimer(() => {
+      this.checkSilence();
+      if (!this.closed) this.armSilenceCheck();
+    }, this.silenceMs / 4);
+  }
+
   /** Drops the stream when it has been silent past `silenceMs` (its member may be cut off). */
-  private checkSilence(silenceMs: number): void {
+  private checkSilence(): void {
     const stream = this.stream;
-    if (stream === null || performance.now() - this.heardAtMs < silenceMs) return;
+    if (stream === null || this.clock.nowMs() - this.heardAtMs < this.silenceMs) return;
     stream.cancel();
     this.broken(stream);
   }
@@ -153,10 +168,9 @@ export class AccountWatch {
     this.switches++;
     const wait = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, this.options.retryMsMax ?? 1_000);
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimer(() => {
       this.timer = null;
       this.open();
     }, wait);
-    this.timer.unref();
   }
 }

@@ -1,7 +1,7 @@
 // Serving the admin app on its own listener (default 127.0.0.1:8081, never the public port).
 
 import type { AddressInfo } from 'node:net';
-import type { AdminBackend } from '@spoolmq/protocol';
+import { type AdminBackend, type Clock, monotonicClock } from '@spoolmq/protocol';
 import { createAdminApp, type AdminAppOptions } from './admin-app.js';
 import { createBoundedServer, reloadingTls, type RunningServer } from '../server.js';
 import type { ListenerTls } from '../listener-tls.js';
@@ -24,6 +24,8 @@ export interface AdminServerOptions extends AdminAppOptions {
   /** Serve HTTPS with this certificate and key (reloaded when the files change). */
   readonly tls?: ListenerTls;
   readonly onTlsReload?: (error: Error | null) => void;
+  /** Time for connection deadlines and certificate checks; default monotonicClock. */
+  readonly clock?: Clock;
 }
 
 /** Starts the admin API; rejects with the listen error (EADDRINUSE...). */
@@ -33,10 +35,11 @@ export async function startAdminServer(
 ): Promise<RunningServer> {
   const app = createAdminApp(backend, options);
   const host = options.host ?? ADMIN_HOST_DEFAULT;
+  const clock = options.clock ?? monotonicClock;
   const server = createBoundedServer(app.fetch, options.tls);
   server.maxConnections = ADMIN_CONNECTIONS_MAX;
   const limits = options.connectionLimits ?? ADMIN_CONNECTION_LIMITS;
-  const connectionStats = guardConnections(server, limits);
+  const connectionStats = guardConnections(server, limits, clock);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? ADMIN_PORT_DEFAULT, host, () => {
@@ -45,7 +48,7 @@ export async function startAdminServer(
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const tls = reloadingTls(server, options.tls, options.onTlsReload);
+  const tls = reloadingTls(server, options.tls, options.onTlsReload, clock);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= new Promise<void>((resolve) => {

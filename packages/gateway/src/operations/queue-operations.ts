@@ -35,11 +35,13 @@ async function settingsBody(request: GatewayRequest): Promise<SettingsInput> {
     throw new MqError('unsupported_media_type', 'the body must be application/json');
   }
   const raw = request.c.req.raw;
-  const bytes = await readBody(request.c.env?.incoming, () => raw.body, {
+  const limits = {
     exactBytes: declared.exactBytes,
     maxBytes: JSON_BODY_MAX_BYTES,
     budget: { budget: request.deps.bodyBudget, account: request.c.get('account') },
-  });
+  };
+  const clock = request.deps.options.clock;
+  const bytes = await readBody(request.c.env?.incoming, () => raw.body, limits, clock);
   return parseSettingsBody(parseJsonBytes(bytes));
 }
 

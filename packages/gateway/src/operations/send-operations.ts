@@ -40,11 +40,13 @@ function planPayload(request: GatewayRequest, delayMs: number): PayloadPlan {
 /** Reads the body (exactly the declared bytes) and builds the service's send request. */
 async function sendRequestOf(request: GatewayRequest, plan: PayloadPlan): Promise<SendRequest> {
   const raw = request.c.req.raw;
-  const payload = await readBody(request.c.env?.incoming, () => raw.body, {
+  const limits = {
     exactBytes: plan.lengthBytes,
     maxBytes: plan.lengthBytes,
     budget: { budget: request.deps.bodyBudget, account: request.c.get('account') },
-  });
+  };
+  const clock = request.deps.options.clock;
+  const payload = await readBody(request.c.env?.incoming, () => raw.body, limits, clock);
   const base = { payload, delayMs: plan.delayMs, wantHandle: plan.wantHandle };
   return plan.dedupKey === undefined ? base : { ...base, dedupKey: plan.dedupKey };
 }

@@ -11,20 +11,23 @@
 // `onOrphanDelivery` to be released.
 
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { Buffer } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
 import { MqError, TurnBatcher, type Delivery } from '@spoolmq/engine';
 import {
+  afterTurn,
   decodeServerFrame,
   frameBuffer,
+  systemClock,
   MEMBER_CALLS_PATH,
   ProtoWriter,
   writeCall,
   writeCancel,
   type Call,
+  type Clock,
   type DecodedAnswer,
   type MemberLinkLimits,
+  type TimerHandle,
 } from '@spoolmq/protocol';
 
 /** Why a call got no answer. `unsent`: never written. `lost`: written, answer never came. */
@@ -62,6 +65,8 @@ export interface MemberConnectionOptions {
   readonly credentials: (memberId: string) => grpc.ChannelCredentials;
   /** Extra channel options that go with the credentials (TLS: the handshake's server name). */
   readonly channelOptions?: grpc.ChannelOptions;
+  /** Time for the calls' deadlines and the sweep that enforces them. */
+  readonly clock: Clock;
 }
 
 export interface MemberConnectionStats {
@@ -84,7 +89,7 @@ interface PendingCall {
   written: boolean;
   /** Caller already answered (cancelled receive, timed out): a late answer is only inspected. */
   detached: boolean;
-  /** Unsent: fail after this (performance.now() ms). Written: lost after this. */
+  /** Unsent: fail after this (the clock's ms). Written: lost after this. */
   deadlineMs: number;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | null;
@@ -110,7 +115,7 @@ export class MemberConnection {
    */
   private readonly outbox = new TurnBatcher<PendingCall | Buffer>({
     sizeOf: (item) => (Buffer.isBuffer(item) ? item.length : (item.piece?.length ?? 0)),
-    schedule: (callback) => setImmediate(callback),
+    schedule: (callback) => afterTurn(callback),
     onTurn: () => this.flush(),
   });
   private stream: grpc.ClientDuplexStream<Buffer, Buffer> | null = null;
@@ -118,7 +123,7 @@ export class MemberConnection {
   private unflushedBytes = 0;
   private nextId = 1;
   private watching = false;
-  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweepTimer: TimerHandle | null = null;
   private closed = false;
   private readonly writer = new ProtoWriter();
   private counters = { streamsOpened: 0, framesSent: 0, framesReceived: 0 };
@@ -180,7 +185,7 @@ export class MemberConnection {
         piece,
         written: false,
         detached: false,
-        deadlineMs: performance.now() + this.options.connectTimeoutMs,
+        deadlineMs: this.options.clock.nowMs() + this.options.connectTimeoutMs,
         signal: undefined,
         onAbort: null,
       };
@@ -211,7 +216,7 @@ export class MemberConnection {
     this.stream = null;
     this.failAll('connection closed');
     stream?.cancel();
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.sweepTimer !== null) this.options.clock.clearTimer(this.sweepTimer);
     this.sweepTimer = null;
     this.client.close();
   }
@@ -281,7 +286,7 @@ export class MemberConnection {
   }
 
   private writeFrames(stream: grpc.ClientDuplexStream<Buffer, Buffer>): void {
-    const now = performance.now();
+    const now = this.options.clock.nowMs();
     for (const frame of this.outbox.takeFrames(this.options.limits.frameBytesMax)) {
       const pieces: Buffer[] = [];
       for (const item of frame.items) {
@@ -421,30 +426,32 @@ export class MemberConnection {
   private watchUntilChange(state: grpc.connectivityState): void {
     if (this.watching) return;
     this.watching = true;
-    this.client.getChannel().watchConnectivityState(state, Date.now() + WATCH_DEADLINE_MS, () => {
+    // grpc-js times this deadline itself, as an epoch time: the wall clock, not the injected one.
+    const deadlineMs = systemClock.nowMs() + WATCH_DEADLINE_MS;
+    this.client.getChannel().watchConnectivityState(state, deadlineMs, () => {
       this.watching = false;
       if (this.outbox.length > 0) this.outbox.wake();
     });
   }
 
+  /** Sweeps again after a fraction of the connect timeout, unless a sweep is already due. */
   private startSweeping(): void {
-    if (this.sweepTimer !== null) return;
+    if (this.sweepTimer !== null || this.closed) return;
     const intervalMs = Math.min(
       SWEEP_INTERVAL_MS_MAX,
       Math.max(SWEEP_INTERVAL_MS_MIN, Math.floor(this.options.connectTimeoutMs / 4)),
     );
-    this.sweepTimer = setInterval(() => this.sweep(), intervalMs);
-    this.sweepTimer.unref();
+    this.sweepTimer = this.options.clock.setTimer(() => this.sweep(), intervalMs);
   }
 
-  /** Fails calls past their deadline: unsent ones as `unsent`, written ones as `lost`. */
+  /**
+   * Fails calls past their deadline: unsent ones as `unsent`, written ones as `lost`. Sweeps
+   * again while calls are pending; the next call restarts the sweeps.
+   */
   private sweep(): void {
-    if (this.pending.size === 0) {
-      if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.sweepTimer = null;
-      return;
-    }
-    const now = performance.now();
+    this.sweepTimer = null;
+    if (this.pending.size === 0) return;
+    const now = this.options.clock.nowMs();
     for (const entry of this.pending.values()) {
       if (entry.detached || now < entry.deadlineMs) continue;
       this.unwatchSignal(entry);
@@ -458,6 +465,7 @@ export class MemberConnection {
       entry.reject(new LinkFailure('lost', `member ${this.memberId} did not answer in time`));
       if (entry.call.op === 'receive') this.cancelWritten(entry.id);
     }
+    this.startSweeping();
   }
 
   private cancelWritten(id: number): void {

@@ -10,23 +10,25 @@
 // Every other answer, error or not, is the primary's and is passed through.
 
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { MqError, isMqError, type Delivery, type SpoolService } from '@spoolmq/engine';
 import {
   dispatchCall,
   installOperations,
+  monotonicClock,
   isNotPrimary,
   resolveLinkLimits,
   resultOf,
   WRITE_OPS,
   type Call,
   type CallOf,
+  type Clock,
   type DecodedAnswer,
   type MemberLinkLimits,
   type Op,
   type OpResults,
   type SpoolOperations,
+  type TimerHandle,
 } from '@spoolmq/protocol';
 import { LinkFailure, MemberConnection, type MemberConnectionStats } from './member-connection.js';
 import { PrimaryTable } from './primary-table.js';
@@ -58,6 +60,8 @@ export interface RemoteSpoolServiceOptions {
   readonly credentials: (memberId: string) => grpc.ChannelCredentials;
   /** Channel options that go with `credentials` (TLS: the handshake's server name). */
   readonly channelOptions?: grpc.ChannelOptions;
+  /** Time for deadlines, backoffs, probes and the member links'; default monotonicClock. */
+  readonly clock?: Clock;
 }
 
 export interface MemberCallCounters {
@@ -113,8 +117,9 @@ export class RemoteSpoolService implements SpoolService {
   private readonly unavailableAfterMs: number;
   private readonly backoffMsMin: number;
   private readonly backoffMsMax: number;
+  private readonly clock: Clock;
   private totals = { unavailable: 0, unconfirmed: 0 };
-  private probeTimer: NodeJS.Timeout | null = null;
+  private probeTimer: TimerHandle | null = null;
   private probing: Promise<void> | null = null;
   private closed = false;
 
@@ -125,6 +130,7 @@ export class RemoteSpoolService implements SpoolService {
     this.backoffMsMax = options.retryBackoffMsMax ?? 500;
     assert(this.unavailableAfterMs > 0, 'unavailableAfterMs > 0');
     assert(this.backoffMsMin > 0 && this.backoffMsMin <= this.backoffMsMax, 'retry backoff range');
+    this.clock = options.clock ?? monotonicClock;
     this.local = options.local;
     const ids = Object.keys(options.members);
     if (this.local !== undefined && !ids.includes(this.local.id)) ids.unshift(this.local.id);
@@ -138,6 +144,7 @@ export class RemoteSpoolService implements SpoolService {
       ...(options.channelOptions && { channelOptions: options.channelOptions }),
       reconnectBackoffMsMin: 100,
       reconnectBackoffMsMax: 2_000,
+      clock: this.clock,
       onOrphanDelivery: (spool: string, delivery: Delivery) => this.releaseOrphan(spool, delivery),
     };
     for (const [id, address] of Object.entries(options.members)) {
@@ -180,7 +187,7 @@ export class RemoteSpoolService implements SpoolService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.probeTimer) clearTimeout(this.probeTimer);
+    if (this.probeTimer !== null) this.clock.clearTimer(this.probeTimer);
     this.probeTimer = null;
     for (const connection of this.connections.values()) connection.close();
   }
@@ -198,7 +205,7 @@ export class RemoteSpoolService implements SpoolService {
    * aborts resolves null promptly.
    */
   private async invoke<O extends Op>(call: CallOf<O>, signal?: AbortSignal): Promise<OpResults[O]> {
-    const startMs = performance.now();
+    const startMs = this.clock.nowMs();
     let deadlineMs = startMs + this.unavailableAfterMs;
     const isWrite = WRITE_OPS.has(call.op);
     const triedThisRound = new Set<string>();
@@ -217,7 +224,7 @@ export class RemoteSpoolService implements SpoolService {
       }
       const next = this.nextAfterFailure(call, member, outcome.error, isWrite, triedThisRound);
       if (signal?.aborted === true && call.op === 'receive') return null as OpResults[O];
-      const nowMs = performance.now();
+      const nowMs = this.clock.nowMs();
       // A read that reached a primary and lost its answer starts a new search for one.
       if (outcome.error instanceof LinkFailure && outcome.error.stage === 'lost') {
         deadlineMs = nowMs + this.unavailableAfterMs;
@@ -229,7 +236,7 @@ export class RemoteSpoolService implements SpoolService {
         backoffMs = Math.min(backoffMs * 2, this.backoffMsMax);
         if (signal?.aborted === true && call.op === 'receive') return null as OpResults[O];
       }
-      current = remainingCall(call, performance.now() - startMs);
+      current = remainingCall(call, this.clock.nowMs() - startMs);
       member = next;
     }
     this.totals.unavailable++;
@@ -326,16 +333,16 @@ export class RemoteSpoolService implements SpoolService {
     return counters;
   }
 
-  /** Waits `ms` (>= 0), or less when `signal` aborts. */
+  /** Waits `ms` (>= 0) on the clock, or less when `signal` aborts. */
   private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (ms <= 0 || signal?.aborted === true) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        this.clock.clearTimer(timer);
         signal?.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = this.clock.setTimer(done, ms);
       signal?.addEventListener('abort', done, { once: true });
     });
   }
@@ -348,11 +355,10 @@ export class RemoteSpoolService implements SpoolService {
   /** Probes spools with an unknown primary, a few at a time, until all are known or closed. */
   private scheduleProbe(delayMs: number): void {
     if (this.closed || this.probeTimer !== null || this.probing !== null) return;
-    this.probeTimer = setTimeout(() => {
+    this.probeTimer = this.clock.setTimer(() => {
       this.probeTimer = null;
       void this.probeRound();
     }, delayMs);
-    this.probeTimer.unref();
   }
 
   private probeRound(): Promise<void> {

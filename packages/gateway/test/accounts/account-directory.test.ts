@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MqError } from '@spoolmq/engine';
 import { AccountDirectory, hashKey } from '../../src/accounts/account-directory.js';
-import type { AuthAccount, AuthTable } from '@spoolmq/protocol';
+import { type AuthAccount, type AuthTable, ManualClock } from '@spoolmq/protocol';
 
 function account(id: string, overrides: Partial<AuthAccount> = {}): AuthAccount {
   return { id, state: 'active', messageSizeMaxBytes: 1024, requestsPerSecond: 0, requestBurst: 0, ...overrides };
@@ -57,8 +57,8 @@ describe('AccountDirectory', () => {
   });
 
   it('rate-limits per account with a token bucket: burst, then one a 1/rate, with the wait', () => {
-    let now = 0;
-    const directory = new AccountDirectory({ nowMs: () => now });
+    const clock = new ManualClock(0);
+    const directory = new AccountDirectory({ clock });
     directory.replace(table(1, [account('a', { requestsPerSecond: 10, requestBurst: 3 }), account('b')], [['ka', 'a'], ['kb', 'b']]));
     for (let i = 0; i < 3; i++) directory.authenticate('ka');
     let refused: MqError | undefined;
@@ -70,7 +70,7 @@ describe('AccountDirectory', () => {
     expect(refused?.kind).toBe('rate_limited');
     expect(refused?.details['retryAfterMs']).toBeCloseTo(100, 5);
     for (let i = 0; i < 100; i++) directory.authenticate('kb'); // uncapped, and another account's
-    now = 100;
+    clock.set(100);
     directory.authenticate('ka');
     expect(kindOf(() => directory.authenticate('ka'))).toBe('rate_limited');
     // A pushed table with the same rate keeps the bucket (no refill by a push).
@@ -79,11 +79,12 @@ describe('AccountDirectory', () => {
   });
 
   it('enforces its share of the rate (several gateways)', () => {
-    let now = 0;
-    const directory = new AccountDirectory({ nowMs: () => now, rateShare: 0.5 });
+    const clock = new ManualClock(0);
+    const directory = new AccountDirectory({ clock, rateShare: 0.5 });
     directory.replace(table(1, [account('a', { requestsPerSecond: 100, requestBurst: 10 })], [['ka', 'a']]));
     let admitted = 0;
-    for (now = 0; now < 1000; now += 1) {
+    for (let now = 0; now < 1000; now += 1) {
+      clock.set(now);
       if (kindOf(() => directory.authenticate('ka')) === undefined) admitted++;
     }
     // burst 5 + 50/s over one second
@@ -93,7 +94,7 @@ describe('AccountDirectory', () => {
   });
 
   it('a refused key spends no token', () => {
-    const directory = new AccountDirectory({ nowMs: () => 0 });
+    const directory = new AccountDirectory({ clock: new ManualClock(0) });
     directory.replace(table(1, [account('a', { requestsPerSecond: 1, requestBurst: 1, state: 'suspended' })], [['ka', 'a']]));
     expect(kindOf(() => directory.authenticate('ka'))).toBe('account_suspended');
     directory.replace(table(2, [account('a', { requestsPerSecond: 1, requestBurst: 1 })], [['ka', 'a']]));

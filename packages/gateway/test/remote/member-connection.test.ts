@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MqError, type SpoolService } from '@spoolmq/engine';
 import type { MemberRpcServer } from '@spoolmq/member';
-import { resolveLinkLimits, resultOf, type Call, type MemberLinkLimits } from '@spoolmq/protocol';
+import { monotonicClock, resolveLinkLimits, resultOf, type Call, type MemberLinkLimits } from '@spoolmq/protocol';
 import { LinkFailure, MemberConnection } from '../../src/remote/member-connection.js';
 import { deadAddress, serve, serviceOf, signal } from './fake-members.js';
 
@@ -29,6 +29,7 @@ function connect(address: string, overrides: Partial<MemberLinkLimits> = {}, tim
     reconnectBackoffMsMax: 1_000,
     credentials: () => grpc.credentials.createInsecure(),
     onOrphanDelivery: () => undefined,
+    clock: monotonicClock,
   });
   cleanups.push(() => connection.close());
   return connection;

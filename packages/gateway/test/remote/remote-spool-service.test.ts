@@ -11,7 +11,7 @@ import {
   type RemoteSpoolServiceOptions,
   insecureCredentials,
 } from '../../src/remote/remote-spool-service.js';
-import { writeAnswer } from '@spoolmq/protocol';
+import { ManualClock, settle, writeAnswer } from '@spoolmq/protocol';
 import { notPrimaryError } from '@spoolmq/protocol';
 import {
   deadAddress,
@@ -415,5 +415,93 @@ describe('RemoteSpoolService receive cancellation', () => {
     client.abort();
     expect(await receiving).toBeNull();
     expect(await releasedLease.promise).toBe(lease);
+  });
+});
+
+describe('RemoteSpoolService waits on its clock', () => {
+  /** A member run in-process that answers 503 until `up` (nothing on a socket, no real time). */
+  function flakyMember(clock: ManualClock) {
+    const state = { up: false, attemptsAtMs: [] as number[], probesAtMs: [] as number[] };
+    const startMs = clock.nowMs();
+    const service = serviceOf(async (method) => {
+      const atMs = clock.nowMs() - startMs;
+      if (method === 'checkTarget') state.probesAtMs.push(atMs);
+      else state.attemptsAtMs.push(atMs);
+      if (!state.up) throw new MqError('unavailable', 'not yet');
+      return method === 'checkTarget' ? undefined : { name: 'default' };
+    });
+    return { state, service };
+  }
+
+  it('backs off between rounds by the clock, doubling, and answers 503 at unavailableAfterMs', async () => {
+    const clock = new ManualClock();
+    const { state, service: member } = flakyMember(clock);
+    const service = remote({
+      members: {},
+      local: { id: 'm1', service: member },
+      clock,
+      unavailableAfterMs: 1_000,
+      retryBackoffMsMin: 20,
+      retryBackoffMsMax: 80,
+    });
+    const outcome = service.describeSpool('default').catch((error: unknown) => error);
+    await settle();
+    expect(state.attemptsAtMs).toEqual([0]);
+    await clock.advance(19);
+    expect(state.attemptsAtMs).toEqual([0]);
+    await clock.advance(1);
+    expect(state.attemptsAtMs).toEqual([0, 20]);
+    await clock.advance(39);
+    expect(state.attemptsAtMs).toEqual([0, 20]);
+    await clock.advance(1);
+    expect(state.attemptsAtMs).toEqual([0, 20, 60]);
+    // Then 80 ms apart (the cap), the last pause cut to the deadline at 1,000 ms.
+    await clock.advance(940);
+    expect(state.attemptsAtMs).toEqual([0, 20, 60, 140, 220, 300, 380, 460, 540, 620, 700, 780, 860, 940, 1_000]);
+    expect(await outcome).toMatchObject({ kind: 'unavailable', message: expect.stringContaining('within 1000 ms') });
+  });
+
+  it('answers once the primary does, after a backoff on the clock', async () => {
+    const clock = new ManualClock();
+    const { state, service: member } = flakyMember(clock);
+    const service = remote({ members: {}, local: { id: 'm1', service: member }, clock, retryBackoffMsMin: 50 });
+    const outcome = service.describeSpool('default');
+    await settle();
+    state.up = true;
+    await clock.advance(50);
+    expect(await outcome).toEqual({ name: 'default' });
+    expect(state.attemptsAtMs).toEqual([0, 50]);
+  });
+
+  it('probes at start and again PROBE_INTERVAL_MS after a failed round, until ready', async () => {
+    const clock = new ManualClock();
+    const { state, service: member } = flakyMember(clock);
+    const service = remote({
+      members: {},
+      local: { id: 'm1', service: member },
+      clock,
+      probeSpools: ['default'],
+      unavailableAfterMs: 100,
+      retryBackoffMsMin: 50,
+      retryBackoffMsMax: 50,
+    });
+    await settle();
+    expect(state.probesAtMs).toEqual([]); // the first probe is a timer of 0 ms on the clock
+    await clock.advance(0);
+    expect(state.probesAtMs).toEqual([0]);
+    // The round's call retries on the backoff until its deadline at 100 ms, then the next round
+    // waits 1,000 ms.
+    await clock.advance(1_099);
+    expect(state.probesAtMs).toEqual([0, 50, 100]);
+    expect(service.ready()).toBe(false);
+    await clock.advance(1);
+    expect(state.probesAtMs).toEqual([0, 50, 100, 1_100]);
+    state.up = true;
+    await clock.advance(50);
+    expect(state.probesAtMs).toEqual([0, 50, 100, 1_100, 1_150]);
+    expect(service.ready()).toBe(true);
+    await clock.advance(10_000);
+    expect(state.probesAtMs).toHaveLength(5); // ready: no more probes
+    expect(clock.pendingTimers).toBe(0);
   });
 });

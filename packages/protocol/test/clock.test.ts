@@ -5,7 +5,7 @@ import {
   afterTurn,
   monotonicClock,
   systemClock,
-} from '../../src/host/clock.js';
+} from '../src/clock.js';
 
 describe('ManualClock', () => {
   it('fires due timers in deadline order, setting the time to each deadline', async () => {
