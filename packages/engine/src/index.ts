@@ -22,6 +22,7 @@ export {
   WIRE_LEN,
   WIRE_VARINT,
   WireReader,
+  WireWriter,
   VARINT_BYTES_MAX,
   putVarint,
   varintLength,

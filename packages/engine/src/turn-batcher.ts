@@ -1,10 +1,12 @@
-// The per-turn frame batcher of the project's stream writers (the gateway's MemberConnection and
-// the member's StreamSession): pieces queued during one turn of the event loop leave together,
-// cut into frames of at most frameBytesMax bytes (a piece larger than that travels alone), so a
-// burst of calls or answers costs one stream write per frame instead of one per piece. The turn
-// boundary is the caller's (`schedule`: setImmediate in the I/O shell) and so is the writing:
-// the batcher does no I/O and reads no clock, which keeps it in this package, the lowest one both
-// writers import.
+// The per-turn frame batcher of the project's stream writers (the gateway's MemberConnection, the
+// member's StreamSession and Raft's PeerLink): pieces queued during one turn of the event loop
+// leave together, cut into frames of at most frameBytesMax bytes (a piece larger than that
+// travels alone), so a burst of calls, answers or Raft messages costs one stream write per frame
+// instead of one per piece. The turn boundary is the caller's (`schedule`: setImmediate in the
+// I/O shell) and so is the writing: the batcher does no I/O and reads no clock, which keeps it in
+// this package, the lowest one the writers import. A writer that must stop while its stream is
+// full takes one frame at a time (`takeFrame`) and leaves the rest queued; a bounded queue drops
+// from the front (`dropOldest`).
 
 import { assert } from './assert.js';
 
@@ -23,8 +25,13 @@ export interface BatchedFrame<T> {
   readonly bytes: number;
 }
 
+/** Taken slots at the front past which the queue array is compacted (amortized O(1) drops). */
+const COMPACT_HEAD_MIN = 1024;
+
 export class TurnBatcher<T> {
-  private items: T[] = [];
+  /** Queued items are `items[head..]`; slots before `head` were taken or dropped (cleared). */
+  private items: (T | undefined)[] = [];
+  private head = 0;
   private bytes = 0;
   private scheduled = false;
 
@@ -32,17 +39,12 @@ export class TurnBatcher<T> {
 
   /** Items queued (dropped ones included until taken). */
   get length(): number {
-    return this.items.length;
+    return this.items.length - this.head;
   }
 
   /** Bytes queued and not yet taken. */
   get queuedBytes(): number {
     return this.bytes;
-  }
-
-  /** The queue, oldest first (read only: the owner marks items dropped through `forget`). */
-  get queued(): readonly T[] {
-    return this.items;
   }
 
   /** Queues `item` and asks for the end of this turn. */
@@ -69,35 +71,71 @@ export class TurnBatcher<T> {
   }
 
   /**
-   * Takes everything queued as frames, in order: an item starts a new frame when adding it would
-   * pass `frameBytesMax` and the frame holds something already. Dropped items are left out.
+   * Removes the oldest queued item and returns it; its bytes no longer count. For a queue bounded
+   * by its owner that drops from the front (Raft retransmits what it lost). Asserts one is queued.
    */
-  takeFrames(frameBytesMax: number): BatchedFrame<T>[] {
-    assert(frameBytesMax > 0, 'TurnBatcher.takeFrames: frameBytesMax must be positive');
-    const frames: BatchedFrame<T>[] = [];
-    let items: T[] = [];
+  dropOldest(): T {
+    assert(this.head < this.items.length, 'TurnBatcher.dropOldest: nothing queued');
+    const item = this.items[this.head] as T;
+    this.items[this.head++] = undefined;
+    this.bytes -= this.options.sizeOf(item);
+    this.compact();
+    return item;
+  }
+
+  /**
+   * Takes the next frame off the front of the queue into `into` (emptied first; the caller's, so
+   * a writer taking frames one at a time allocates nothing per frame): items in order until the
+   * next would pass `frameBytesMax` and the frame holds something already; dropped items are
+   * left out. Returns the frame's bytes, 0 when nothing is queued (the queue is then empty).
+   */
+  takeFrame(frameBytesMax: number, into: T[]): number {
+    assert(frameBytesMax > 0, 'TurnBatcher.takeFrame: frameBytesMax must be positive');
+    into.length = 0;
+    const items = this.items;
     let bytes = 0;
-    for (const item of this.items) {
+    while (this.head < items.length) {
+      const item = items[this.head] as T;
       const size = this.options.sizeOf(item);
+      if (bytes > 0 && bytes + size > frameBytesMax) break;
+      items[this.head++] = undefined;
       if (size === 0) continue;
-      if (bytes > 0 && bytes + size > frameBytesMax) {
-        frames.push({ items, bytes });
-        items = [];
-        bytes = 0;
-      }
-      items.push(item);
+      into.push(item);
       bytes += size;
     }
-    if (bytes > 0) frames.push({ items, bytes });
-    this.clear();
+    this.bytes -= bytes;
+    this.compact();
+    return bytes;
+  }
+
+  /** Takes everything queued as frames, in order, cut as `takeFrame` cuts them. */
+  takeFrames(frameBytesMax: number): BatchedFrame<T>[] {
+    const frames: BatchedFrame<T>[] = [];
+    while (this.length > 0) {
+      const items: T[] = [];
+      const bytes = this.takeFrame(frameBytesMax, items);
+      if (bytes > 0) frames.push({ items, bytes });
+    }
     return frames;
   }
 
   /** Empties the queue; returns what it held, oldest first. */
   clear(): T[] {
-    const items = this.items;
+    const items = (this.head === 0 ? this.items : this.items.slice(this.head)) as T[];
     this.items = [];
+    this.head = 0;
     this.bytes = 0;
     return items;
+  }
+
+  /** Forgets the taken slots once they are most of the array (all of it: just empties it). */
+  private compact(): void {
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    } else if (this.head >= COMPACT_HEAD_MIN && this.head * 2 >= this.items.length) {
+      this.items.splice(0, this.head);
+      this.head = 0;
+    }
   }
 }

@@ -1,8 +1,10 @@
 // The protobuf wire primitives of the two hand-written codecs, the member protocol's
 // (@spoolmq/protocol proto-reader/-writer) and Raft's frames (@spoolmq/raft frame-reader/-writer):
-// one unsigned varint (base-128, least significant group first) and one reader of fields and
-// nested messages. They live here because the engine is the leaf both stand on. Numbers stay JS
-// numbers: values up to 2^53, never a Long. No allocation on either side.
+// one unsigned varint (base-128, least significant group first), one reader of fields and nested
+// messages and one writer of fields. They live here because the engine is the leaf both stand on.
+// Numbers stay JS numbers: values up to 2^53, never a Long. No allocation on either side.
+
+import { assert } from './assert.js';
 
 export const WIRE_VARINT = 0;
 export const WIRE_I64 = 1;
@@ -136,5 +138,114 @@ export abstract class WireReader<B extends Uint8Array = Uint8Array> {
   protected advance(bytes: number): void {
     if (bytes > this.limit - this.pos) throw this.wireError('truncated field');
     this.pos += bytes;
+  }
+}
+
+/**
+ * A cursor writing protobuf fields, shared by the wire writers: they extend it with how room is
+ * made (`grow`: the member protocol's writer doubles its buffer; Raft's frame writer sized its
+ * buffer exactly in a size pass and has room already) and how a string becomes UTF-8
+ * (`utf8Length`, `putUtf8`: the engine imports no Buffer, and the writers' Buffer writes in
+ * place). Fields at their proto3 default (0, false, empty) are left out; the `...Always` forms
+ * write them anyway (a repeated element, a field with presence). Numbers are non-negative safe
+ * integers, asserted (a fraction or a negative would be written as garbage). Nothing here
+ * allocates.
+ */
+export abstract class WireWriter<B extends Uint8Array = Uint8Array> {
+  protected pos = 0;
+
+  constructor(protected buf: B) {}
+
+  /**
+   * Called when `bytes` more bytes do not fit at `pos`: a growable writer grows its buffer. A
+   * writer sized exactly by a size pass does nothing (a field asks room for its varints' longest
+   * forms, which may pass the end by bytes its values do not use).
+   */
+  protected abstract grow(bytes: number): void;
+
+  /** Bytes of the UTF-8 encoding of `value`. */
+  protected abstract utf8Length(value: string): number;
+
+  /** Writes the `length` (= utf8Length) bytes of `value` at `pos`, which has room; keeps `pos`. */
+  protected abstract putUtf8(value: string, length: number): void;
+
+  /** Makes room for `bytes` more bytes at `pos`: the check here, inline; the growth `grow`'s. */
+  protected reserve(bytes: number): void {
+    if (this.pos + bytes > this.buf.length) this.grow(bytes);
+  }
+
+  /** Bytes written so far (since the last reset, for a writer that is reused). */
+  get length(): number {
+    return this.pos;
+  }
+
+  /** A raw varint: `value` a non-negative safe integer (asserted). */
+  varint(value: number): void {
+    assert(Number.isSafeInteger(value) && value >= 0, 'varint: non-negative safe integer');
+    this.reserve(VARINT_BYTES_MAX);
+    this.pos = putVarint(this.buf, this.pos, value);
+  }
+
+  tag(field: number, wireType: number): void {
+    this.varint(field * 8 + wireType);
+  }
+
+  // The fields below reserve once and write their tag and value with putVarint directly rather
+  // than through `varint`: on Raft's AppendEntries path every call level inlined costs V8's
+  // inlining budget, and past it the per-entry writes stop being inlined.
+
+  /** A uint field, skipped at 0. `value`: a non-negative safe integer (asserted). */
+  uint(field: number, value: number): void {
+    if (value === 0) return;
+    assert(Number.isSafeInteger(value) && value > 0, 'uint: non-negative safe integer');
+    this.reserve(2 * VARINT_BYTES_MAX);
+    const buf = this.buf;
+    this.pos = putVarint(buf, putVarint(buf, this.pos, field * 8 + WIRE_VARINT), value);
+  }
+
+  /** A bool field, skipped when false. */
+  bool(field: number, value: boolean): void {
+    if (!value) return;
+    this.reserve(VARINT_BYTES_MAX + 1);
+    const pos = putVarint(this.buf, this.pos, field * 8 + WIRE_VARINT);
+    this.buf[pos] = 1;
+    this.pos = pos + 1;
+  }
+
+  /** A string field, skipped when empty. */
+  string(field: number, value: string): void {
+    if (value.length === 0) return;
+    this.stringAlways(field, value);
+  }
+
+  /** A string field written even when empty. */
+  stringAlways(field: number, value: string): void {
+    const length = this.utf8Length(value);
+    this.prefix(field, length);
+    this.putUtf8(value, length);
+    this.pos += length;
+  }
+
+  /** A bytes field, skipped when empty. */
+  bytes(field: number, value: Uint8Array): void {
+    if (value.length === 0) return;
+    this.bytesAlways(field, value);
+  }
+
+  /** A bytes field written even when empty (copied in: the one copy of the data). */
+  bytesAlways(field: number, value: Uint8Array): void {
+    this.prefix(field, value.length);
+    this.buf.set(value, this.pos);
+    this.pos += value.length;
+  }
+
+  /**
+   * The tag and length of a length-delimited field whose `length` bytes of content follow (a
+   * nested message, a string, bytes), with room reserved for them.
+   */
+  protected prefix(field: number, length: number): void {
+    this.reserve(2 * VARINT_BYTES_MAX + length);
+    const buf = this.buf;
+    this.pos = putVarint(buf, putVarint(buf, this.pos, field * 8 + WIRE_LEN), length);
   }
 }

@@ -1,12 +1,14 @@
 // Protocol-buffers wire writer for the member protocol (proto/member.proto): varints, strings,
 // bytes, doubles and nested messages into one growable buffer. Hand-written rather than
 // protobufjs's reflection so the hot path allocates one buffer per encoded call and numbers stay
-// plain JS numbers (no Long). Nested messages reserve their length prefix from a size hint and
-// shift their content only when the hint was wrong, so a payload is copied once.
+// plain JS numbers (no Long). The field primitives are the engine's WireWriter, shared with
+// Raft's frame writer; this adds growth, doubles, presence and nested messages. Nested messages
+// reserve their length prefix from a size hint and shift their content only when the hint was
+// wrong, so a payload is copied once.
 
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import { WIRE_I64, WIRE_LEN, WIRE_VARINT, putVarint, varintLength } from '@spoolmq/engine';
+import { WIRE_I64, WIRE_LEN, WIRE_VARINT, WireWriter, varintLength } from '@spoolmq/engine';
 
 export { WIRE_I64, WIRE_LEN, WIRE_VARINT } from '@spoolmq/engine';
 
@@ -16,19 +18,11 @@ export const varintBytes = varintLength;
 /** Largest buffer kept between uses; a bigger one (a large payload) is dropped after `take`. */
 const KEEP_BYTES_MAX = 1 << 20;
 
-export class ProtoWriter {
-  private buf: Buffer;
-  private pos = 0;
-
+export class ProtoWriter extends WireWriter<Buffer> {
   /** `initialBytes`: starting capacity, > 0. */
   constructor(initialBytes = 4096) {
     assert(initialBytes > 0, 'initialBytes > 0');
-    this.buf = Buffer.allocUnsafe(initialBytes);
-  }
-
-  /** Bytes written since the last `take`/`reset`. */
-  get length(): number {
-    return this.pos;
+    super(Buffer.allocUnsafe(initialBytes));
   }
 
   reset(): void {
@@ -44,24 +38,6 @@ export class ProtoWriter {
     return out;
   }
 
-  /** Writes a raw varint. `value`: a non-negative safe integer (asserted). */
-  varint(value: number): void {
-    assert(Number.isSafeInteger(value) && value >= 0, 'varint: non-negative safe integer');
-    this.ensure(10);
-    this.pos = putVarint(this.buf, this.pos, value);
-  }
-
-  tag(field: number, wireType: number): void {
-    this.varint(field * 8 + wireType);
-  }
-
-  /** A uint field, skipped at its default 0 (proto3 implicit presence). */
-  uint(field: number, value: number): void {
-    if (value === 0) return;
-    this.tag(field, WIRE_VARINT);
-    this.varint(value);
-  }
-
   /** A uint field with presence (`optional`): written even when 0, skipped when undefined. */
   optionalUint(field: number, value: number | undefined): void {
     if (value === undefined) return;
@@ -69,28 +45,10 @@ export class ProtoWriter {
     this.varint(value);
   }
 
-  bool(field: number, value: boolean): void {
-    if (!value) return;
-    this.tag(field, WIRE_VARINT);
-    this.varint(1);
-  }
-
-  /** A string field, skipped when empty. */
-  string(field: number, value: string): void {
-    if (value.length === 0) return;
-    this.stringAlways(field, value);
-  }
-
   /** A string field with presence: written even when empty, skipped when undefined. */
   optionalString(field: number, value: string | undefined): void {
     if (value === undefined) return;
     this.stringAlways(field, value);
-  }
-
-  /** A bytes field, skipped when empty. */
-  bytes(field: number, value: Uint8Array): void {
-    if (value.length === 0) return;
-    this.bytesAlways(field, value);
   }
 
   /** A bytes field with presence. */
@@ -102,7 +60,7 @@ export class ProtoWriter {
   /** A double field, always written (detail values need the type even at 0). */
   double(field: number, value: number): void {
     this.tag(field, WIRE_I64);
-    this.ensure(8);
+    this.reserve(8);
     this.buf.writeDoubleLE(value, this.pos);
     this.pos += 8;
   }
@@ -114,7 +72,7 @@ export class ProtoWriter {
   begin(field: number, sizeHint = 0): number {
     this.tag(field, WIRE_LEN);
     const prefix = varintBytes(sizeHint);
-    this.ensure(prefix + sizeHint);
+    this.reserve(prefix + sizeHint);
     this.pos += prefix;
     return this.pos * 16 + prefix; // content start and reserved prefix size, packed
   }
@@ -126,7 +84,7 @@ export class ProtoWriter {
     const length = this.pos - start;
     const needed = varintBytes(length);
     if (needed !== reserved) {
-      this.ensure(needed - reserved);
+      this.reserve(needed - reserved);
       this.buf.copyWithin(start + needed - reserved, start, this.pos);
       this.pos += needed - reserved;
     }
@@ -136,26 +94,17 @@ export class ProtoWriter {
     this.pos = after;
   }
 
-  private stringAlways(field: number, value: string): void {
-    this.tag(field, WIRE_LEN);
-    const length = Buffer.byteLength(value, 'utf8');
-    this.varint(length);
-    this.ensure(length);
+  protected utf8Length(value: string): number {
+    return Buffer.byteLength(value, 'utf8');
+  }
+
+  protected putUtf8(value: string, length: number): void {
     this.buf.write(value, this.pos, length, 'utf8');
-    this.pos += length;
   }
 
-  private bytesAlways(field: number, value: Uint8Array): void {
-    this.tag(field, WIRE_LEN);
-    this.varint(value.length);
-    this.ensure(value.length);
-    this.buf.set(value, this.pos);
-    this.pos += value.length;
-  }
-
-  private ensure(extra: number): void {
+  /** Grows the buffer (doubling) until `extra` more bytes fit at `pos`. */
+  protected grow(extra: number): void {
     const needed = this.pos + extra;
-    if (needed <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < needed) size *= 2;
     const grown = Buffer.allocUnsafe(size);

@@ -1,13 +1,14 @@
 // Hand-written encoder of `mq.raft.Frame` (proto/raft.proto), the leader's hot path: every
 // AppendEntries with its entries passes here. protobufjs would build a wire object per message,
 // split each uint64 into LongBits and grow its buffer in chunks; this writes one exactly sized
-// buffer in two passes (sizes, then bytes). Fields at their proto3 default (0, false, empty) are
+// buffer in two passes (sizes, then bytes), with the engine's WireWriter (the field primitives
+// the member protocol's writer shares). Fields at their proto3 default (0, false, empty) are
 // left out, as proto3 allows; a oneof body is always written, even when empty. Field numbers
 // must match proto/raft.proto; the tests decode this output with protobufjs.
 
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import { WIRE_LEN, WIRE_VARINT, putVarint, varintLength } from '@spoolmq/engine';
+import { WireWriter, varintLength } from '@spoolmq/engine';
 import {
   MessageType,
   type ClusterConfig,
@@ -17,21 +18,18 @@ import {
 } from '../types.js';
 import type { FrameBatch } from './message-codec.js';
 
-const tagOf = (field: number, wireType: number): number => (field << 3) | wireType;
-
 /**
  * Encodes batches as one Frame. Numbers must be integers in [0, 2^53) (Raft indexes, terms,
- * offsets; asserted by the core, not checked again here).
+ * offsets; asserted by the core, and by the writer's `uint` again).
  */
 export function writeFrame(batches: readonly FrameBatch[]): Uint8Array {
   // Pre-order sizes of every nested message: the write pass consumes them in the same order.
   const sizes: number[] = [];
   let total = 0;
   for (const batch of batches) total += lenField(1, sizeBatch(batch, sizes));
-  const writer = new Writer(Buffer.allocUnsafe(total), sizes);
+  const writer = new FrameWriter(total, sizes);
   for (const batch of batches) writeBatch(writer, batch);
-  assert.equal(writer.pos, total, 'raft codec: the write pass disagrees with the size pass');
-  return writer.buf;
+  return writer.finish();
 }
 
 // ---- sizes ---------------------------------------------------------------------------------
@@ -153,66 +151,51 @@ function sizeConfig(config: ClusterConfig, sizes: number[]): number {
 
 // ---- bytes ---------------------------------------------------------------------------------
 
-class Writer {
-  pos = 0;
+/**
+ * The write pass: the field primitives into a buffer the size pass sized exactly (no growth, no
+ * copy but the one of each entry's data), nested lengths taken from the size pass in pre-order.
+ */
+class FrameWriter extends WireWriter<Buffer> {
   private slot = 0;
 
   constructor(
-    readonly buf: Buffer,
+    totalBytes: number,
     private readonly sizes: readonly number[],
-  ) {}
-
-  /** The next pre-computed nested size, in pre-order. */
-  nextSize(): number {
-    return this.sizes[this.slot++]!;
-  }
-
-  varint(value: number): void {
-    this.pos = putVarint(this.buf, this.pos, value);
-  }
-
-  uint(field: number, value: number): void {
-    if (value === 0) return;
-    this.varint(tagOf(field, WIRE_VARINT));
-    this.varint(value);
-  }
-
-  bool(field: number, value: boolean): void {
-    if (!value) return;
-    this.varint(tagOf(field, WIRE_VARINT));
-    this.buf[this.pos++] = 1;
-  }
-
-  string(field: number, value: string, always = false): void {
-    if (value.length === 0 && !always) return;
-    this.varint(tagOf(field, WIRE_LEN));
-    const length = Buffer.byteLength(value, 'utf8');
-    this.varint(length);
-    this.pos += this.buf.write(value, this.pos, length, 'utf8');
-  }
-
-  bytes(field: number, value: Uint8Array): void {
-    if (value.length === 0) return;
-    this.varint(tagOf(field, WIRE_LEN));
-    this.varint(value.length);
-    this.buf.set(value, this.pos);
-    this.pos += value.length;
+  ) {
+    super(Buffer.allocUnsafe(totalBytes));
   }
 
   /** Opens a nested message: its tag and its pre-computed length. */
   nested(field: number): void {
-    this.varint(tagOf(field, WIRE_LEN));
-    this.varint(this.nextSize());
+    this.prefix(field, this.sizes[this.slot++]!);
+  }
+
+  /** The frame, once the write pass filled exactly what the size pass measured. */
+  finish(): Buffer {
+    const message = 'raft codec: the write pass disagrees with the size pass';
+    assert.equal(this.pos, this.buf.length, message);
+    return this.buf;
+  }
+
+  /** Room is there: the size pass sized the buffer; `finish` checks that the passes agree. */
+  protected grow(): void {}
+
+  protected utf8Length(value: string): number {
+    return Buffer.byteLength(value, 'utf8');
+  }
+
+  protected putUtf8(value: string, length: number): void {
+    this.buf.write(value, this.pos, length, 'utf8');
   }
 }
 
-function writeBatch(w: Writer, batch: FrameBatch): void {
+function writeBatch(w: FrameWriter, batch: FrameBatch): void {
   w.nested(1);
   w.string(1, batch.group);
   for (const message of batch.messages) writeMessage(w, message);
 }
 
-function writeMessage(w: Writer, message: Message): void {
+function writeMessage(w: FrameWriter, message: Message): void {
   w.nested(2);
   w.string(1, message.from);
   w.string(2, message.to);
@@ -221,7 +204,7 @@ function writeMessage(w: Writer, message: Message): void {
 }
 
 /** Body field numbers: append_entries 4 ... repair_request 11, in MessageType order. */
-function writeBody(w: Writer, message: Message): void {
+function writeBody(w: FrameWriter, message: Message): void {
   w.nested(4 + message.type);
   switch (message.type) {
     case MessageType.AppendEntries:
@@ -276,7 +259,7 @@ function writeBody(w: Writer, message: Message): void {
   }
 }
 
-function writeEntry(w: Writer, entry: Entry): void {
+function writeEntry(w: FrameWriter, entry: Entry): void {
   w.nested(3);
   w.uint(1, entry.index);
   w.uint(2, entry.term);
@@ -284,11 +267,11 @@ function writeEntry(w: Writer, entry: Entry): void {
   w.bytes(4, entry.data);
 }
 
-function writeMeta(w: Writer, meta: SnapshotMeta): void {
+function writeMeta(w: FrameWriter, meta: SnapshotMeta): void {
   w.nested(1);
   w.uint(1, meta.index);
   w.uint(2, meta.term);
   w.nested(3);
-  for (const id of meta.config.voters) w.string(1, id, true);
-  for (const id of meta.config.learners) w.string(2, id, true);
+  for (const id of meta.config.voters) w.stringAlways(1, id);
+  for (const id of meta.config.learners) w.stringAlways(2, id);
 }

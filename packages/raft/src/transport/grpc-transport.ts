@@ -1,5 +1,6 @@
 // Transport over gRPC: a server receiving every peer's stream, and a PeerLink (one long-lived
-// client stream) per peer. Everything sent in one event-loop turn goes out as one frame per peer.
+// client stream) per peer. Everything sent in one event-loop turn goes out as one frame per peer
+// (up to frameBytesMax): each link's queue is a TurnBatcher, which flushes it at the turn's end.
 // The server can carry other services (the member service shares the port).
 
 import assert from 'node:assert/strict';
@@ -77,8 +78,6 @@ type Handler = (group: GroupId, message: Message) => void;
 
 export class GrpcTransport implements Transport {
   private readonly links = new Map<NodeId, PeerLink>();
-  private readonly dirty = new Set<PeerLink>();
-  private flushScheduled = false;
   private handler: Handler | null = null;
   private closed = false;
   private guard: CallGuard | null = null;
@@ -175,7 +174,7 @@ export class GrpcTransport implements Transport {
     this.setPeers(peers);
   }
 
-  /** Queues messages (each addressed by `to`) for the next flush. Never throws, never blocks. */
+  /** Queues messages (each addressed by `to`) for the end of this turn. Never throws or blocks. */
   send(group: GroupId, messages: readonly Message[]): void {
     if (this.closed) return;
     for (const message of messages) {
@@ -185,9 +184,7 @@ export class GrpcTransport implements Transport {
         continue;
       }
       link.enqueue(group, message);
-      this.dirty.add(link);
     }
-    this.scheduleFlush();
   }
 
   onMessage(handler: Handler): void {
@@ -201,7 +198,6 @@ export class GrpcTransport implements Transport {
       if (peers[id] !== link.address) {
         link.close();
         this.links.delete(id);
-        this.dirty.delete(link);
       }
     }
     for (const [id, address] of Object.entries(peers)) {
@@ -224,20 +220,7 @@ export class GrpcTransport implements Transport {
     this.guard?.close();
     for (const link of this.links.values()) link.close();
     this.links.clear();
-    this.dirty.clear();
     this.server.forceShutdown();
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    // After this turn's I/O and microtasks: everything sent in the turn shares one frame.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      if (this.closed) return;
-      for (const link of this.dirty) link.flush();
-      this.dirty.clear();
-    });
   }
 
   /** Server side of a peer's stream: decode each frame and hand its messages over in order. */

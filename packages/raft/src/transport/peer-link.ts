@@ -1,10 +1,13 @@
 // The sending side of one peer: a bounded queue of outgoing messages and one long-lived
-// client-streaming gRPC call that carries them, a frame per flush. The stream is opened only
-// while the channel is READY; gRPC reconnects the channel with exponential backoff, and a broken
-// stream is reopened after a backoff of its own. When the peer is slow or down, the queue drops
-// its oldest messages: Raft retransmits what matters.
+// client-streaming gRPC call that carries them. The queue is the engine's TurnBatcher: what is
+// sent in one event-loop turn leaves together at its end, cut into frames of frameBytesMax,
+// written only while the stream takes them (the rest waits for 'drain'). The stream is opened
+// only while the channel is READY; gRPC reconnects the channel with exponential backoff, and a
+// broken stream is reopened after a backoff of its own. When the peer is slow or down, the queue
+// drops its oldest messages: Raft retransmits what matters.
 
 import * as grpc from '@grpc/grpc-js';
+import { TurnBatcher } from '@spoolmq/engine';
 import {
   type ClusterSecurity,
   clientCredentials,
@@ -60,9 +63,14 @@ export function messageBytesEstimate(message: Message): number {
 
 export class PeerLink {
   private readonly client: grpc.Client;
-  private queue: Queued[] = [];
-  private head = 0;
-  private queuedBytes = 0;
+  private readonly outbox = new TurnBatcher<Queued>({
+    sizeOf: (item) => item.bytes,
+    // After this turn's I/O and microtasks: everything sent in the turn shares a frame.
+    schedule: (callback) => setImmediate(callback),
+    onTurn: () => this.flush(),
+  });
+  /** The frame being written, reused: taking a frame allocates nothing of its own. */
+  private readonly frameItems: Queued[] = [];
   private stream: grpc.ClientWritableStream<Uint8Array> | null = null;
   private streamOpenedMs = 0;
   private writable = true;
@@ -102,40 +110,37 @@ export class PeerLink {
     });
   }
 
-  /** Queues a message, dropping the oldest ones past the bounds. */
+  /**
+   * Queues a message for the end of this turn, dropping the oldest ones past the bounds (the
+   * newest one always stays).
+   */
   enqueue(group: GroupId, message: Message): void {
     if (this.closed) return;
-    const bytes = messageBytesEstimate(message);
-    this.queue.push({ group, message, bytes });
-    this.queuedBytes += bytes;
+    const outbox = this.outbox;
+    outbox.push({ group, message, bytes: messageBytesEstimate(message) });
     while (
-      this.queue.length - this.head > this.limits.queueMessagesMax ||
-      (this.queuedBytes > this.limits.queueBytesMax && this.queue.length - this.head > 1)
+      outbox.length > this.limits.queueMessagesMax ||
+      (outbox.queuedBytes > this.limits.queueBytesMax && outbox.length > 1)
     ) {
-      this.queuedBytes -= this.queue[this.head]!.bytes;
-      this.queue[this.head] = undefined as unknown as Queued;
-      this.head++;
+      outbox.dropOldest();
       this.counters.droppedMessages++;
     }
   }
 
-  /** Writes everything queued as frames, if the stream can take them now; else keeps waiting. */
+  /**
+   * Writes what is queued as frames while the stream takes them, if the stream can be had now;
+   * else keeps waiting (for READY, the reopen backoff or 'drain'). Runs at the end of every turn
+   * that queued something, and again whenever one of those waits ends.
+   */
   flush(): void {
-    if (this.closed || this.queue.length === this.head) return;
+    if (this.closed || this.outbox.length === 0) return;
     const state = this.client.getChannel().getConnectivityState(true);
     if (state !== grpc.connectivityState.READY) {
       this.watchUntilReady(state);
       return;
     }
-    if (!this.stream) {
-      if (this.reopenTimer) return;
-      this.openStream();
-    }
-    while (this.writable && this.queue.length > this.head) this.writeFrame();
-    if (this.queue.length === this.head) {
-      this.queue = [];
-      this.head = 0;
-    }
+    if (!this.stream && this.reopenTimer) return;
+    this.writeFrames(this.stream ?? this.openStream());
   }
 
   stats(): PeerLinkStats {
@@ -144,8 +149,8 @@ export class PeerLink {
       : this.client.getChannel().getConnectivityState(false);
     return {
       address: this.address,
-      queuedMessages: this.queue.length - this.head,
-      queuedBytes: this.queuedBytes,
+      queuedMessages: this.outbox.length,
+      queuedBytes: this.outbox.queuedBytes,
       ...this.counters,
       ready: state === grpc.connectivityState.READY && this.stream !== null,
     };
@@ -159,42 +164,25 @@ export class PeerLink {
     this.reopenTimer = null;
     this.stream?.end();
     this.stream = null;
-    this.queue = [];
-    this.head = 0;
-    this.queuedBytes = 0;
+    this.outbox.clear();
     this.client.close();
   }
 
-  private writeFrame(): void {
-    const batches = new Map<GroupId, Message[]>();
-    let bytes = 0;
-    let count = 0;
-    // One frame takes messages in order until it would pass frameBytesMax (at least one).
-    while (this.queue.length > this.head) {
-      const item = this.queue[this.head]!;
-      if (count > 0 && bytes + item.bytes > this.limits.frameBytesMax) break;
-      let messages = batches.get(item.group);
-      if (!messages) {
-        messages = [];
-        batches.set(item.group, messages);
-      }
-      messages.push(item.message);
-      bytes += item.bytes;
-      count++;
-      this.queue[this.head] = undefined as unknown as Queued;
-      this.head++;
+  private writeFrames(stream: grpc.ClientWritableStream<Uint8Array>): void {
+    const items = this.frameItems;
+    while (this.writable) {
+      const bytes = this.outbox.takeFrame(this.limits.frameBytesMax, items);
+      if (bytes === 0) break;
+      const encoded = encodeFrame(batchesOf(items));
+      this.counters.sentMessages += items.length;
+      this.counters.sentFrames++;
+      this.counters.sentBytes += encoded.length;
+      this.writable = stream.write(encoded);
     }
-    this.queuedBytes -= bytes;
-    const frame: FrameBatch[] = [];
-    for (const [group, messages] of batches) frame.push({ group, messages });
-    const encoded = encodeFrame(frame);
-    this.counters.sentMessages += count;
-    this.counters.sentFrames++;
-    this.counters.sentBytes += encoded.length;
-    this.writable = this.stream!.write(encoded);
+    items.length = 0; // no message kept alive by the reused array
   }
 
-  private openStream(): void {
+  private openStream(): grpc.ClientWritableStream<Uint8Array> {
     const metadata = new grpc.Metadata();
     metadata.set('mq-raft-from', this.selfId);
     const stream = this.client.makeClientStreamRequest<Uint8Array, unknown>(
@@ -214,6 +202,7 @@ export class PeerLink {
     this.writable = true;
     this.streamOpenedMs = performance.now();
     this.counters.streamsOpened++;
+    return stream;
   }
 
   private onStreamEnd(stream: grpc.ClientWritableStream<Uint8Array>): void {
@@ -241,4 +230,17 @@ export class PeerLink {
       this.flush();
     });
   }
+}
+
+/** A frame's messages grouped by group, groups in order of first appearance, messages in order. */
+function batchesOf(items: readonly Queued[]): FrameBatch[] {
+  const batches = new Map<GroupId, Message[]>();
+  for (const item of items) {
+    const messages = batches.get(item.group);
+    if (messages) messages.push(item.message);
+    else batches.set(item.group, [item.message]);
+  }
+  const frame: FrameBatch[] = [];
+  for (const [group, messages] of batches) frame.push({ group, messages });
+  return frame;
 }

@@ -90,4 +90,36 @@ describe('PeerLink', () => {
     expect(terms).toEqual([3, 4, 5]);
     expect(link.stats().sentFrames).toBe(1);
   });
+
+  it('writes while the stream takes frames, holds the rest, and sends it on drain in order', async () => {
+    const peer = await GrpcTransport.start({
+      selfId: 'b',
+      listen: '127.0.0.1:0',
+      peers: {},
+      security: INSECURE_CLUSTER,
+    });
+    cleanup.push(() => peer.close());
+    const terms: number[] = [];
+    peer.onMessage((_group, message) => terms.push(message.term));
+    // One message per frame (two pings pass frameBytesMax), so frames outnumber what the
+    // stream buffers before it reports itself full.
+    const oneEach = { ...limits, queueMessagesMax: 1_000, frameBytesMax: 60 };
+    const link = new PeerLink('b', peer.address, 'a', oneEach, INSECURE_CLUSTER);
+    cleanup.push(() => link.close());
+    link.enqueue('g', ping(0));
+    for (let waited = 0; terms.length < 1; waited += 10) {
+      if (waited > 10_000) throw new Error('no delivery on the first stream');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (let term = 1; term <= 200; term++) link.enqueue('g', ping(term));
+    link.flush(); // the turn's own flush would do the same, after this test's synchronous part
+    const held = link.stats();
+    expect(held.sentFrames).toBeGreaterThan(1);
+    expect(held.sentFrames).toBeLessThan(201);
+    expect(held.queuedMessages).toBe(201 - held.sentFrames);
+    await expect.poll(() => terms.length).toBe(201);
+    expect(terms).toEqual(Array.from({ length: 201 }, (_, term) => term));
+    expect(link.stats()).toMatchObject({ sentFrames: 201, sentMessages: 201, queuedMessages: 0 });
+    expect(link.stats()).toMatchObject({ queuedBytes: 0, droppedMessages: 0, streamsOpened: 1 });
+  });
 });
