@@ -10,7 +10,7 @@ import { Families } from '@spoolmq/gateway';
 import type { Member, MemberStatus, MemoryMonitorStatus } from '@spoolmq/member';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import { parseSizeBytes } from './disk-options.js';
-import type { OperatorEvent } from './operator-log.js';
+import type { OperatorEvent } from './operator-event.js';
 import { UsageError } from './usage-error.js';
 
 type Flags = Record<string, string | boolean | undefined>;

@@ -8,16 +8,13 @@
 import type { MemberStatus } from '@spoolmq/member';
 import type { Logger } from './logger.js';
 import { memoryEvents } from './memory-options.js';
+import type { OperatorEvent } from './operator-event.js';
+
+export type { OperatorEvent } from './operator-event.js';
 
 /** How often the shell compares status snapshots (an event is logged at most this late). */
 export const OPERATOR_LOG_INTERVAL_MS = 1_000;
 
-export interface OperatorEvent {
-  readonly level: 'info' | 'warn' | 'error';
-  /** Fields to act on; `event` names the kind. */
-  readonly fields: Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
-  readonly message: string;
-}
 
 interface GroupView {
   readonly group: string;

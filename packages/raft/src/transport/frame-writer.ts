@@ -16,7 +16,7 @@ import {
   type Message,
   type SnapshotMeta,
 } from '../types.js';
-import type { FrameBatch } from './message-codec.js';
+import type { FrameBatch } from './frame-batch.js';
 
 /**
  * Encodes batches as one Frame. Numbers must be integers in [0, 2^53) (Raft indexes, terms,

@@ -4,20 +4,17 @@
 // Decoded `data`/`chunk` bytes are views into the received frame, not copies.
 
 import { fileURLToPath } from 'node:url';
-import type { GroupId, Message } from '../types.js';
+import type { FrameBatch } from './frame-batch.js';
 import { readFrame } from './frame-reader.js';
 import { writeFrame } from './frame-writer.js';
+
+export type { FrameBatch } from './frame-batch.js';
 
 /** proto/raft.proto, found from this file in src/transport/ and in dist/transport/ alike. */
 export const RAFT_PROTO_PATH = fileURLToPath(
   new URL('../../../../proto/raft.proto', import.meta.url),
 );
 
-/** Messages of one group, in send order. */
-export interface FrameBatch {
-  readonly group: GroupId;
-  readonly messages: readonly Message[];
-}
 
 /**
  * Encodes batches as one `Frame`. Numbers must be integers in [0, 2^53). Encoding is
