@@ -10,7 +10,7 @@ export {
   ManualClock,
   settle,
   TIMER_DELAY_MAX_MS,
-} from './host/clock.js';
+} from '@spoolmq/protocol';
 export { type CommandLog, LocalCommandLog } from './host/command-log.js';
 export { TokenCodec, TokenKind, type TokenClaims, TOKEN_LENGTH } from './host/tokens.js';
 export { CursorCodec, CursorKind } from './host/cursors.js';

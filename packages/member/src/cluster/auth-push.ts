@@ -5,9 +5,7 @@
 // ends that wait on the events that can end it (a push, an acknowledgement, a watcher leaving),
 // not by polling.
 
-import type { AuthTable } from '@spoolmq/protocol';
-import type { Clock, TimerHandle } from '../host/clock.js';
-import { afterTurn } from '../host/clock.js';
+import { type AuthTable, type Clock, type TimerHandle, afterTurn } from '@spoolmq/protocol';
 import { ACCOUNT_WATCHERS_MAX, type AccountWatcher, type AuthFeed } from '../rpc/accounts-rpc.js';
 import { hex } from './meta-state.js';
 import type { MetaReplica } from './meta-replica.js';

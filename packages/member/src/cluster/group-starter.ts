@@ -4,14 +4,13 @@
 // reopen; anything else stops that group for good and is reported).
 
 import type { Plan } from '@spoolmq/engine';
-import type { AdminStepOf, PayloadChunks } from '@spoolmq/protocol';
+import type { AdminStepOf, PayloadChunks, Clock } from '@spoolmq/protocol';
 import {
   type GroupRouter,
   type RaftNode,
   type Transport,
   isRecoverableStorageError,
 } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
 import { systemRandomBytes } from '../host/random.js';
 import type { MemberOptions } from './member-options.js';
 import type { MemberStorage } from './member-storage.js';

@@ -9,7 +9,7 @@
 // Waiting runs on the cluster clock (MemberOptions.clusterClock, by default the monotonic one
 // Raft ticks on): a transfer completes in Raft's time, whatever clock the spool hosts run on.
 
-import { type Clock, monotonicClock } from '../host/clock.js';
+import { type Clock, monotonicClock } from '@spoolmq/protocol';
 
 /** How long a member waits for its groups to move before stopping anyway (ms). */
 export const HAND_OFF_TIMEOUT_MS_DEFAULT = 10_000;

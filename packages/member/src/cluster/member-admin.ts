@@ -24,8 +24,8 @@ import {
   type AdminNewKey,
   type AdminPlan,
   type AdminSpool,
+  type Clock,
 } from '@spoolmq/protocol';
-import type { Clock } from '../host/clock.js';
 import { metaError, unavailable } from './cluster-errors.js';
 import { Membership, noSpool } from './membership.js';
 import { type WaitHost, untilApplied } from './node-wait.js';

@@ -5,7 +5,7 @@
 // injected MemberOptions.adminCall where there is no gRPC).
 
 import * as grpc from '@grpc/grpc-js';
-import { ACCOUNTS_CALL_BYTES_MAX, ACCOUNTS_CALL_PATH } from '@spoolmq/protocol';
+import { ACCOUNTS_CALL_BYTES_MAX, ACCOUNTS_CALL_PATH, type Clock } from '@spoolmq/protocol';
 import {
   type ClusterSecurity,
   GrpcTransport,
@@ -16,7 +16,6 @@ import {
   clientCredentials,
   clusterChannelOptions,
 } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
 import { unavailable } from './cluster-errors.js';
 import type { MemberOptions } from './member-options.js';
 import type { MetaState } from './meta-state.js';

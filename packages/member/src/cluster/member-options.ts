@@ -10,7 +10,7 @@ import type {
   TornTailReport,
   Transport,
 } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
+import type { Clock } from '@spoolmq/protocol';
 import type { BallastEvent } from '../host/disk-ballast.js';
 import type { DiskProbe } from '../host/disk-monitor.js';
 import type { HeapSampler } from '../host/memory-monitor.js';

@@ -13,7 +13,7 @@
 // Waiters are resolved by events (the member calls `check` after each reconciliation and
 // replica change), bounded by a timer on the cluster clock: nothing polls.
 
-import type { Clock, TimerHandle } from '../host/clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import { unavailable } from './cluster-errors.js';
 import type { SpoolReplica } from './spool-replica.js';
 

@@ -5,7 +5,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LevelStorageEngine, type StorageEngine, type StorageStats } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
+import type { Clock } from '@spoolmq/protocol';
 import { DISK_BALLAST_FILE, DiskBallast } from '../host/disk-ballast.js';
 import { DiskMonitor, statfsProbe } from '../host/disk-monitor.js';
 import { MemoryMonitor } from '../host/memory-monitor.js';

@@ -22,7 +22,13 @@ import {
   resolvePlan,
   type SpoolService,
 } from '@spoolmq/engine';
-import type { AuthTable, PayloadItem } from '@spoolmq/protocol';
+import {
+  type AuthTable,
+  type PayloadItem,
+  type Clock,
+  monotonicClock,
+  systemClock,
+} from '@spoolmq/protocol';
 import {
   GroupRouter,
   type StorageStats,
@@ -30,7 +36,6 @@ import {
   type GrpcTransportStats,
 } from '@spoolmq/raft';
 import type * as grpc from '@grpc/grpc-js';
-import { type Clock, monotonicClock, systemClock } from '../host/clock.js';
 import { systemRandomBytes } from '../host/random.js';
 import { CursorCodec } from '../host/cursors.js';
 import type { DiskMonitor, DiskMonitorStatus } from '../host/disk-monitor.js';

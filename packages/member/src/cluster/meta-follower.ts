@@ -6,7 +6,7 @@
 // comes with no event). Reconciliation is idempotent and cheap.
 
 import type { RaftNode } from '@spoolmq/raft';
-import { type Clock, type TimerHandle, afterTurn } from '../host/clock.js';
+import { type Clock, type TimerHandle, afterTurn } from '@spoolmq/protocol';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
 
 /** How often a member reconciles its replicas with the metadata without a new entry (ms). */

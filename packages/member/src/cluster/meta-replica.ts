@@ -13,7 +13,7 @@ import {
   type StateMachine,
   type Transport,
 } from '@spoolmq/raft';
-import type { Clock, TimerHandle } from '../host/clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import { notPrimary, proposalError } from './cluster-errors.js';
 import {
   CLUSTER_SECRET_BYTES,

@@ -5,7 +5,7 @@
 
 import { MqError } from '@spoolmq/engine';
 import type { RaftNode } from '@spoolmq/raft';
-import type { Clock, TimerHandle } from '../host/clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import { unavailable } from './cluster-errors.js';
 
 /** What a wait needs of its member. */

@@ -31,8 +31,12 @@
 // the payload from raising a false alarm.)
 
 import { type MessageCursor, PAYLOAD_MISSING, type SpoolEngine, assert } from '@spoolmq/engine';
-import { PAYLOAD_ITEMS_MAX, type PayloadChunks, type PayloadItem } from '@spoolmq/protocol';
-import type { Clock } from '../host/clock.js';
+import {
+  PAYLOAD_ITEMS_MAX,
+  type PayloadChunks,
+  type PayloadItem,
+  type Clock,
+} from '@spoolmq/protocol';
 import { payloadChecksum } from '../store/segment-record.js';
 
 /** Payload bytes one fetch answer carries at most (well under the 1 MiB call cap). */

@@ -16,7 +16,7 @@
 // (queue generation, seq), as the fetcher does: no per-message state.
 
 import { PAYLOAD_MISSING, type Message, type Queue, type SpoolEngine } from '@spoolmq/engine';
-import type { Clock, TimerHandle } from '../host/clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import type { ReplicaPayloadStore } from '../store/replica-payloads.js';
 
 export const SCRUB_BYTES_PER_TICK = 4 * 1024 * 1024;

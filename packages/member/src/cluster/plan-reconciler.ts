@@ -6,7 +6,7 @@
 // the plan, its primary serves nothing under the old one (see `behind`).
 
 import type { Plan, SpoolEngine } from '@spoolmq/engine';
-import type { Clock } from '../host/clock.js';
+import type { Clock } from '@spoolmq/protocol';
 import type { SpoolHost } from '../host/spool-host.js';
 import { spoolPlanOf } from './meta-commands.js';
 import type { MetaState } from './meta-state.js';

@@ -5,7 +5,7 @@
 
 import { type ApplyResult, type Command, MqError } from '@spoolmq/engine';
 import type { Proposed } from '@spoolmq/raft';
-import type { Clock } from '../host/clock.js';
+import type { Clock } from '@spoolmq/protocol';
 import type { CommandLog } from '../host/command-log.js';
 import { notPrimary, proposalError } from './cluster-errors.js';
 import { encodeEntry } from './entry-codec.js';

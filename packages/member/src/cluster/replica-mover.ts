@@ -12,7 +12,7 @@
 //      closes its replica and drops its storage (Member.reconcile).
 
 import type { ClusterConfig, RaftNode } from '@spoolmq/raft';
-import type { Clock, TimerHandle } from '../host/clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import type { MetaCommand, MetaResult } from './meta-commands.js';
 import type { MetaState, SpoolMove } from './meta-state.js';
 import type { SpoolReplica } from './spool-replica.js';

@@ -32,8 +32,15 @@ import {
   type StorageDamage,
   type Transport,
 } from '@spoolmq/raft';
-import type { AdminStepOf, PayloadChunks, PayloadItem } from '@spoolmq/protocol';
-import { type Clock, type TimerHandle, afterTurn, monotonicClock } from '../host/clock.js';
+import {
+  type AdminStepOf,
+  type PayloadChunks,
+  type PayloadItem,
+  type Clock,
+  type TimerHandle,
+  afterTurn,
+  monotonicClock,
+} from '@spoolmq/protocol';
 import type { CursorCodec } from '../host/cursors.js';
 import type { PatternCache } from '../host/patterns.js';
 import { SpoolHost } from '../host/spool-host.js';

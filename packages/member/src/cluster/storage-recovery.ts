@@ -10,7 +10,7 @@
 // the reopen or a load fails) is retried every `retryMs` until one succeeds or the member
 // closes. A group that fails again while a round runs makes it run one more round.
 
-import type { Clock, TimerHandle } from '../host/clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 
 /** What a recovery round acts on: the member's groups and its storage. */
 export interface RecoveryTarget {

@@ -4,7 +4,7 @@
 // is shared between the two.
 
 import type { ApplyResult, Command, SpoolEngine } from '@spoolmq/engine';
-import type { Clock } from './clock.js';
+import type { Clock } from '@spoolmq/protocol';
 
 export interface CommandLog {
   /** Term of the current primary; tokens minted now carry it, and earlier terms answer 410. */

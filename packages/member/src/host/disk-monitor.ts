@@ -6,7 +6,7 @@
 
 import { statfs } from 'node:fs/promises';
 import type { MqError } from '@spoolmq/engine';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import type { DiskBallast } from './disk-ballast.js';
 import {
   type DiskSpace,

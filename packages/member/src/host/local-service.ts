@@ -3,7 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { type Plan, type SpoolService, SpoolEngine, resolvePlan } from '@spoolmq/engine';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock } from '@spoolmq/protocol';
 import { LocalCommandLog } from './command-log.js';
 import { CursorCodec } from './cursors.js';
 import { HostedSpoolService } from './hosted-service.js';

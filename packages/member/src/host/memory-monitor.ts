@@ -18,7 +18,7 @@
 import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { MqError } from '@spoolmq/engine';
-import type { Clock } from './clock.js';
+import type { Clock } from '@spoolmq/protocol';
 import {
   type HeapSample,
   type MemoryChange,

@@ -43,7 +43,7 @@ import {
   resolveSettings,
 } from '@spoolmq/engine';
 import { AdoptedLeases, type HandOff } from './adopted-leases.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 import type { CommandLog } from './command-log.js';
 import { CursorKind, type CursorCodec } from './cursors.js';
 import type { PatternCache } from './patterns.js';

@@ -3,7 +3,7 @@
 // queue is deleted, or the service closes.
 
 import type { Delivery } from '@spoolmq/engine';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '@spoolmq/protocol';
 
 export class Waiter {
   done = false;

@@ -19,8 +19,9 @@ import {
   decodeAdminStep,
   encodeAdminAnswer,
   encodeAuthTable,
+  type Clock,
+  type TimerHandle,
 } from '@spoolmq/protocol';
-import type { Clock, TimerHandle } from '../host/clock.js';
 
 /** Gateways watching one member at once. */
 export const ACCOUNT_WATCHERS_MAX = 1_024;

@@ -16,8 +16,10 @@ import {
   MEMBER_SERVICE,
   resolveLinkLimits,
   type MemberLinkLimits,
+  type Clock,
+  type TimerHandle,
+  systemClock,
 } from '@spoolmq/protocol';
-import { type Clock, type TimerHandle, systemClock } from '../host/clock.js';
 import { StreamSession, type StreamSessionCounters } from './stream-session.js';
 
 export interface MemberRpcOptions {

@@ -23,9 +23,9 @@ import {
   type Call,
   type ClientFrame,
   type MemberLinkLimits,
+  afterTurn,
 } from '@spoolmq/protocol';
 
-import { afterTurn } from '../host/clock.js';
 export interface StreamSessionOptions {
   readonly limits: MemberLinkLimits;
   /** Unexpected exceptions of the service (answered as 500 internal). */

@@ -4,7 +4,7 @@
 // by close; no timer left behind.
 
 import { describe, expect, it } from 'vitest';
-import { ManualClock, settle } from '../../src/host/clock.js';
+import { ManualClock, settle } from '@spoolmq/protocol';
 import { AuthPush } from '../../src/cluster/auth-push.js';
 import { MetaState } from '../../src/cluster/meta-state.js';
 import { ACCOUNT_WATCHERS_MAX } from '../../src/rpc/accounts-rpc.js';

@@ -13,7 +13,7 @@ import {
 } from '@spoolmq/raft';
 import { resolvePlan } from '@spoolmq/engine';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, monotonicClock } from '../../src/host/clock.js';
+import { ManualClock, monotonicClock } from '@spoolmq/protocol';
 import { GroupStarter, type StarterHost } from '../../src/cluster/group-starter.js';
 import { MemberStorage } from '../../src/cluster/member-storage.js';
 import type { MemberOptions } from '../../src/cluster/member-options.js';

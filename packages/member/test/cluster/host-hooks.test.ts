@@ -2,9 +2,8 @@
 // behind HostedSpoolService. Run on one host with the local log and a manual clock.
 
 import { MqError, SpoolEngine, resolvePlan } from '@spoolmq/engine';
-import { notPrimaryError } from '@spoolmq/protocol';
+import { notPrimaryError, ManualClock } from '@spoolmq/protocol';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
 import { LocalCommandLog } from '../../src/host/command-log.js';
 import { CursorCodec } from '../../src/host/cursors.js';
 import { HostedSpoolService } from '../../src/host/hosted-service.js';

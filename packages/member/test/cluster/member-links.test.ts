@@ -6,7 +6,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { INSECURE_CLUSTER } from '@spoolmq/raft';
-import { ManualClock, settle } from '../../src/host/clock.js';
+import { ManualClock, settle } from '@spoolmq/protocol';
 import { type LinkOptions, MemberLinks } from '../../src/cluster/member-links.js';
 
 const servers: Server[] = [];

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { MqError } from '@spoolmq/engine';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { MemberReadiness, type ReadyReplica } from '../../src/cluster/member-readiness.js';
 
 function fixture() {

@@ -6,9 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SpoolService, isMqError } from '@spoolmq/engine';
-import { NotPrimaryError } from '@spoolmq/protocol';
+import { NotPrimaryError, ManualClock } from '@spoolmq/protocol';
 import { INSECURE_CLUSTER, MemoryStorageEngine } from '@spoolmq/raft';
-import { ManualClock } from '../../src/host/clock.js';
 import { Member } from '../../src/cluster/member.js';
 import { FAST_RAFT, TestCluster, bytes, expectError, receiveNow, send, waitFor, waitForAsync } from './helpers.js';
 

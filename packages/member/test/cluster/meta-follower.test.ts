@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { RaftNode } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
-import { ManualClock, settle } from '../../src/host/clock.js';
+import { ManualClock, settle } from '@spoolmq/protocol';
 import {
   type MetaEffects,
   MetaFollower,

@@ -5,7 +5,7 @@
 
 import type { RaftNode } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { appliedCommitted, untilApplied } from '../../src/cluster/node-wait.js';
 
 type Check = (resolve: () => void, reject: (error: Error) => void) => void;

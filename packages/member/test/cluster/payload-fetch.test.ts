@@ -19,8 +19,9 @@ import {
   decodeAdminStep,
   encodeAdminAnswer,
   encodeAdminStep,
+  ManualClock,
+  settle,
 } from '@spoolmq/protocol';
-import { ManualClock, settle } from '../../src/host/clock.js';
 import { payloadChecksum } from '../../src/store/segment-record.js';
 
 const T0 = 1_800_000_000_000;

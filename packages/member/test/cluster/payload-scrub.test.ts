@@ -17,7 +17,7 @@ import {
   SCRUB_VISITS_PER_TICK,
   type ScrubFinding,
 } from '../../src/cluster/payload-scrub.js';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { PayloadCache } from '../../src/store/payload-cache.js';
 import { RECORD_HEADER_BYTES } from '../../src/store/segment-record.js';
 import { SegmentStore } from '../../src/store/segment-store.js';

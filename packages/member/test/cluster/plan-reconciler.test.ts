@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { type Plan, SpoolEngine } from '@spoolmq/engine';
-import { ManualClock, settle } from '../../src/host/clock.js';
+import { ManualClock, settle } from '@spoolmq/protocol';
 import { type AccountPlan, resolveAccountPlan } from '../../src/cluster/meta-commands.js';
 import type { MetaState } from '../../src/cluster/meta-state.js';
 import { PlanReconciler } from '../../src/cluster/plan-reconciler.js';

@@ -1,8 +1,7 @@
 import { type ApplyResult, type Command, MqError } from '@spoolmq/engine';
-import { NotPrimaryError } from '@spoolmq/protocol';
+import { NotPrimaryError, ManualClock } from '@spoolmq/protocol';
 import { type Proposed, RaftError } from '@spoolmq/raft';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
 import { entryCommand, entryTimeMs } from '../../src/cluster/entry-codec.js';
 import { type ProposalTarget, RaftCommandLog } from '../../src/cluster/raft-command-log.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { MqError } from '@spoolmq/engine';
 import { LevelStorageEngine, MemoryNetwork } from '@spoolmq/raft';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, settle, systemClock } from '../../src/host/clock.js';
+import { ManualClock, settle, systemClock } from '@spoolmq/protocol';
 import { Member } from '../../src/cluster/member.js';
 import { type RecoveryEvent, StorageRecovery } from '../../src/cluster/storage-recovery.js';
 import { FAST_RAFT, bytes, receiveNow, send, waitFor } from './helpers.js';

@@ -1,6 +1,6 @@
 import { SpoolEngine, resolveSettings, DEFAULT_PLAN, type Settings } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { LocalCommandLog } from '../../src/host/command-log.js';
 
 describe('LocalCommandLog', () => {

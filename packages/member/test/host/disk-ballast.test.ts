@@ -6,7 +6,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { type BallastEvent, DiskBallast } from '../../src/host/disk-ballast.js';
 import { DiskMonitor } from '../../src/host/disk-monitor.js';
 import type { DiskSpace } from '../../src/host/disk-watermark.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { DiskMonitor, statfsProbe } from '../../src/host/disk-monitor.js';
 import type { DiskSpace } from '../../src/host/disk-watermark.js';
 

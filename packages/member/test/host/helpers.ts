@@ -3,7 +3,7 @@
 
 import { type ApplyResult, type Command, type Delivery, MqError, type Plan, SpoolEngine, resolvePlan } from '@spoolmq/engine';
 import { expect } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { type CommandLog, LocalCommandLog } from '../../src/host/command-log.js';
 import { CursorCodec } from '../../src/host/cursors.js';
 import { PatternCache } from '../../src/host/patterns.js';

@@ -1,6 +1,6 @@
 import { MqError, SpoolEngine } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { LocalCommandLog } from '../../src/host/command-log.js';
 import { CursorCodec } from '../../src/host/cursors.js';
 import { HostedSpoolService } from '../../src/host/hosted-service.js';

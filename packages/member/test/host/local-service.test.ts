@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { createLocalService } from '../../src/host/local-service.js';
 import { expectError } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { getHeapStatistics } from 'node:v8';
 import { MemoryMonitor, oldSpaceLimitOf, v8HeapSampler } from '../../src/host/memory-monitor.js';
 

@@ -10,7 +10,7 @@ import {
   resolvePlan,
 } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { LocalCommandLog } from '../../src/host/command-log.js';
 import { CursorCodec } from '../../src/host/cursors.js';
 import { PatternCache } from '../../src/host/patterns.js';

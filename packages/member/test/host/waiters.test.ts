@@ -1,6 +1,6 @@
 import type { Delivery } from '@spoolmq/engine';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
+import { ManualClock } from '@spoolmq/protocol';
 import { Waiter, WaiterList } from '../../src/host/waiters.js';
 
 function delivery(id: string): Delivery {

@@ -4,9 +4,8 @@
 
 import { EventEmitter } from 'node:events';
 import type * as grpc from '@grpc/grpc-js';
-import { WATCH_HEARTBEAT_MS, encodeAck } from '@spoolmq/protocol';
+import { WATCH_HEARTBEAT_MS, encodeAck, ManualClock } from '@spoolmq/protocol';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/host/clock.js';
 import {
   type AccountWatcher,
   type AuthFeed,

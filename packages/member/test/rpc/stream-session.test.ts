@@ -14,8 +14,8 @@ import {
   writeCancel,
   type Call,
   type DecodedAnswer,
+  ManualClock,
 } from '@spoolmq/protocol';
-import { ManualClock } from '../../src/host/clock.js';
 import { createLocalService } from '../../src/host/local-service.js';
 import { startMemberRpcServer, type MemberRpcOptions, type MemberRpcServer } from '../../src/rpc/member-rpc-server.js';
 
