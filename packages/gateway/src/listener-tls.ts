@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { createSecureContext } from 'node:tls';
-import type { Clock } from '@spoolmq/protocol';
+import { type Clock, repeatEvery } from '@spoolmq/protocol';
 
 /** The PEM files of a listener's certificate (chain) and private key. */
 export interface ListenerTls {
@@ -72,15 +72,6 @@ export function watchTls(
     onEvent(null);
     return true;
   };
-  let stopped = false;
-  const check = (): void => {
-    reload();
-    if (!stopped) timer = clock.setTimer(check, checkEveryMs);
-  };
-  let timer = clock.setTimer(check, checkEveryMs);
-  const stop = (): void => {
-    stopped = true;
-    clock.clearTimer(timer);
-  };
+  const stop = repeatEvery(clock, checkEveryMs, reload);
   return { reload, stop };
 }

@@ -4,7 +4,7 @@
 // Performance): when a member's or gateway's p99 rises, these tell which of the two it is.
 
 import { type PerformanceEntry, PerformanceObserver, constants } from 'node:perf_hooks';
-import type { Clock, TimerHandle } from '@spoolmq/protocol';
+import { type Clock, repeatEvery } from '@spoolmq/protocol';
 import { Families } from './prometheus-text.js';
 
 /** How often the lag probe asks to run, ms; its lateness beyond that is the lag. */
@@ -44,7 +44,7 @@ class BucketCounts {
 export class RuntimeMetrics {
   private readonly lag = new BucketCounts(LAG_BUCKETS_SECONDS);
   private readonly gcPauses = new Map<string, BucketCounts>();
-  private probe: TimerHandle | null;
+  private readonly stopProbe: () => void;
   private readonly observer: PerformanceObserver;
   private lastProbeMs: number;
 
@@ -57,7 +57,7 @@ export class RuntimeMetrics {
       this.gcPauses.set(kind, new BucketCounts(GC_PAUSE_BUCKETS_SECONDS));
     }
     this.lastProbeMs = clock.nowMs();
-    this.probe = clock.setTimer(() => this.onProbe(), LAG_PROBE_INTERVAL_MS);
+    this.stopProbe = repeatEvery(clock, LAG_PROBE_INTERVAL_MS, () => this.onProbe());
     this.observer = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) this.onGc(entry);
     });
@@ -66,8 +66,7 @@ export class RuntimeMetrics {
 
   /** Stops observing; later renders show what was counted until then. */
   stop(): void {
-    if (this.probe !== null) this.clock.clearTimer(this.probe);
-    this.probe = null;
+    this.stopProbe();
     this.observer.disconnect();
   }
 
@@ -101,7 +100,6 @@ export class RuntimeMetrics {
     const lateMs = nowMs - this.lastProbeMs - LAG_PROBE_INTERVAL_MS;
     this.lastProbeMs = nowMs;
     this.lag.observe(Math.max(0, lateMs) / 1000);
-    this.probe = this.clock.setTimer(() => this.onProbe(), LAG_PROBE_INTERVAL_MS);
   }
 
   private onGc(entry: PerformanceEntry): void {

@@ -48,6 +48,24 @@ export function afterTurn(callback: () => void): void {
   setImmediate(callback);
 }
 
+/**
+ * Runs `tick` every `intervalMs` on `clock` until the returned stop is called. Each run arms the
+ * next after `tick` returns, so a slow tick delays the next one instead of stacking runs, and a
+ * tick may call the stop itself.
+ */
+export function repeatEvery(clock: Clock, intervalMs: number, tick: () => void): () => void {
+  let stopped = false;
+  const run = (): void => {
+    tick();
+    if (!stopped) timer = clock.setTimer(run, intervalMs);
+  };
+  let timer = clock.setTimer(run, intervalMs);
+  return () => {
+    stopped = true;
+    clock.clearTimer(timer);
+  };
+}
+
 interface ManualTimer {
   readonly id: number;
   readonly atMs: number;

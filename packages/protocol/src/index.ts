@@ -13,6 +13,7 @@ export {
   systemClock,
   monotonicClock,
   afterTurn,
+  repeatEvery,
   ManualClock,
   settle,
 } from './clock.js';

@@ -4,6 +4,7 @@ import {
   TIMER_DELAY_MAX_MS,
   afterTurn,
   monotonicClock,
+  repeatEvery,
   systemClock,
 } from '../src/clock.js';
 
@@ -90,5 +91,27 @@ describe('afterTurn', () => {
     order.push('now');
     await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual(['now', 'microtask', 'turn']);
+  });
+});
+
+describe('repeatEvery', () => {
+  it('runs every interval until stopped, and a tick may stop it', async () => {
+    const clock = new ManualClock(0);
+    const ticks: number[] = [];
+    const stop = repeatEvery(clock, 10, () => ticks.push(clock.nowMs()));
+    await clock.advance(35);
+    expect(ticks).toEqual([10, 20, 30]);
+    stop();
+    await clock.advance(100);
+    expect(ticks).toEqual([10, 20, 30]);
+    expect(clock.pendingTimers).toBe(0);
+
+    let runs = 0;
+    const stopSelf: () => void = repeatEvery(clock, 5, () => {
+      if (++runs === 2) stopSelf();
+    });
+    await clock.advance(50);
+    expect(runs).toBe(2);
+    expect(clock.pendingTimers).toBe(0);
   });
 });

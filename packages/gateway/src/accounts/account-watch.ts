@@ -14,6 +14,7 @@ import {
   decodeAuthTable,
   encodeAck,
   monotonicClock,
+  repeatEvery,
   WATCH_SILENCE_MS,
   type Clock,
   type TimerHandle,
@@ -55,7 +56,7 @@ export class AccountWatch {
   private readonly clock: Clock;
   private readonly silenceMs: number;
   private timer: TimerHandle | null = null;
-  private silenceTimer: TimerHandle | null = null;
+  private readonly stopSilenceCheck: () => void;
   private heardAtMs = 0;
   private retryMs: number;
   private closed = false;
@@ -70,7 +71,8 @@ export class AccountWatch {
     this.clock = options.clock ?? monotonicClock;
     this.silenceMs = options.silenceMsMax ?? WATCH_SILENCE_MS;
     this.open();
-    this.armSilenceCheck();
+    // Four checks per silenceMs: a silent stream goes within 1.25 of it.
+    this.stopSilenceCheck = repeatEvery(this.clock, this.silenceMs / 4, () => this.checkSilence());
   }
 
   stats(): AccountWatchStats {
@@ -86,8 +88,7 @@ export class AccountWatch {
     this.closed = true;
     if (this.timer !== null) this.clock.clearTimer(this.timer);
     this.timer = null;
-    if (this.silenceTimer !== null) this.clock.clearTimer(this.silenceTimer);
-    this.silenceTimer = null;
+    this.stopSilenceCheck();
     this.stream?.cancel();
     this.stream = null;
     for (const client of this.clients.values()) client.close();
@@ -144,14 +145,6 @@ export class AccountWatch {
     this.tables++;
     this.retryMs = this.options.retryMsMin ?? 100;
     stream.write(Buffer.from(encodeAck(table.version)));
-  }
-
-  /** Checks for silence four times per silenceMs, so a silent stream goes within 1.25 of it. */
-  private armSilenceCheck(): void {
-    this.silenceTimer = this.clock.setTimer(() => {
-      this.checkSilence();
-      if (!this.closed) this.armSilenceCheck();
-    }, this.silenceMs / 4);
   }
 
   /** Drops the stream when it has been silent past `silenceMs` (its member may be cut off). */
