@@ -16,21 +16,30 @@ function judge(file: string, as: string): string[] {
   return tidyFile(as, readFileSync(file, 'utf8')).map((v) => `${v.line} ${v.rule}`);
 }
 
+/** The fixture's findings by kind, at their lines. */
+const LENGTHS = ['4 line-length', '6 function-length']; // a 106-column line, a 72-line function
+const CLOCKS_AND_TIMERS = [
+  '80 banned-call', // new Date()
+  '81 banned-call', // Date.now
+  '81 banned-call', // performance.now
+  '85 banned-call', // setTimeout
+  '86 banned-call', // setInterval
+  '87 banned-call', // setImmediate
+  '88 banned-call', // globalThis.setTimeout
+];
+const RANDOM_CALLS = [
+  '92 banned-call', // Math.random
+  '92 banned-call', // crypto.randomUUID
+];
+const RANDOM_IMPORT = '2 banned-call'; // randomBytes imported from node:crypto
+
 describe('tidy', () => {
   it('reports every rule a file in a pure root breaks, at its line', () => {
     expect(judge(violations, 'packages/engine/src/violations.ts')).toEqual([
-      '2 banned-call', // randomBytes imported from node:crypto
-      '4 line-length',
-      '6 function-length', // 72 lines
-      '80 banned-call', // new Date()
-      '81 banned-call', // Date.now
-      '81 banned-call', // performance.now
-      '85 banned-call', // setTimeout
-      '86 banned-call', // setInterval
-      '87 banned-call', // setImmediate
-      '88 banned-call', // globalThis.setTimeout
-      '92 banned-call', // Math.random
-      '92 banned-call', // crypto.randomUUID
+      RANDOM_IMPORT,
+      ...LENGTHS,
+      ...CLOCKS_AND_TIMERS,
+      ...RANDOM_CALLS,
     ]);
   });
 
@@ -38,23 +47,13 @@ describe('tidy', () => {
     const banned = (as: string) => judge(violations, as).filter((v) => v.endsWith('banned-call'));
     expect(banned('packages/member/src/cluster/violations.ts')).toHaveLength(10);
     expect(banned('packages/raft/src/core/violations.ts')).toHaveLength(10);
-    expect(judge(violations, 'packages/cli/src/violations.ts')).toEqual([
-      '4 line-length',
-      '6 function-length',
-    ]);
+    expect(judge(violations, 'packages/cli/src/violations.ts')).toEqual(LENGTHS);
   });
 
   it('judges the gateway on clocks and timers, not on its random source', () => {
     expect(judge(violations, 'packages/gateway/src/violations.ts')).toEqual([
-      '4 line-length',
-      '6 function-length',
-      '80 banned-call', // new Date()
-      '81 banned-call', // Date.now
-      '81 banned-call', // performance.now
-      '85 banned-call', // setTimeout
-      '86 banned-call', // setInterval
-      '87 banned-call', // setImmediate
-      '88 banned-call', // globalThis.setTimeout
+      ...LENGTHS,
+      ...CLOCKS_AND_TIMERS,
     ]);
   });
 

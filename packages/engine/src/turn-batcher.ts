@@ -84,6 +84,20 @@ export class TurnBatcher<T> {
   }
 
   /**
+   * Bounds the queue from the front: drops the oldest items while more than `itemsMax` are queued
+   * or their bytes pass `bytesMax`, always keeping the newest one (an owner that may lose what is
+   * old: Raft retransmits). Returns how many were dropped.
+   */
+  dropOldestPast(itemsMax: number, bytesMax: number): number {
+    let dropped = 0;
+    while (this.length > itemsMax || (this.bytes > bytesMax && this.length > 1)) {
+      this.dropOldest();
+      dropped++;
+    }
+    return dropped;
+  }
+
+  /**
    * Takes the next frame off the front of the queue into `into` (emptied first; the caller's, so
    * a writer taking frames one at a time allocates nothing per frame): items in order until the
    * next would pass `frameBytesMax` and the frame holds something already; dropped items are

@@ -84,11 +84,7 @@ describe('TurnBatcher', () => {
     let dropped = 0;
     const bounded = (next: Item): void => {
       b.push(next);
-      // PeerLink's rule: past either bound the oldest go, but the newest one always stays.
-      while (b.length > itemsMax || (b.queuedBytes > bytesMax && b.length > 1)) {
-        b.dropOldest();
-        dropped += 1;
-      }
+      dropped += b.dropOldestPast(itemsMax, bytesMax);
     };
     for (const name of ['a', 'b', 'c', 'd', 'e']) bounded(item(name, 2));
     expect([b.length, b.queuedBytes, dropped]).toEqual([3, 6, 2]);

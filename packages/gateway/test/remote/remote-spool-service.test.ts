@@ -433,13 +433,16 @@ describe('RemoteSpoolService waits on its clock', () => {
     return { state, service };
   }
 
-  it('backs off between rounds by the clock, doubling, and answers 503 at unavailableAfterMs', async () => {
+  /** A RemoteSpoolService on a manual clock whose only member is a `flakyMember`. */
+  function flakyRemote(options: Partial<Omit<RemoteSpoolServiceOptions, 'credentials'>> = {}) {
     const clock = new ManualClock();
     const { state, service: member } = flakyMember(clock);
-    const service = remote({
-      members: {},
-      local: { id: 'm1', service: member },
-      clock,
+    const local = { id: 'm1', service: member };
+    return { clock, state, service: remote({ members: {}, local, clock, ...options }) };
+  }
+
+  it('backs off between rounds by the clock, doubling, and answers 503 at unavailableAfterMs', async () => {
+    const { clock, state, service } = flakyRemote({
       unavailableAfterMs: 1_000,
       retryBackoffMsMin: 20,
       retryBackoffMsMax: 80,
@@ -462,9 +465,7 @@ describe('RemoteSpoolService waits on its clock', () => {
   });
 
   it('answers once the primary does, after a backoff on the clock', async () => {
-    const clock = new ManualClock();
-    const { state, service: member } = flakyMember(clock);
-    const service = remote({ members: {}, local: { id: 'm1', service: member }, clock, retryBackoffMsMin: 50 });
+    const { clock, state, service } = flakyRemote({ retryBackoffMsMin: 50 });
     const outcome = service.describeSpool('default');
     await settle();
     state.up = true;
@@ -474,12 +475,7 @@ describe('RemoteSpoolService waits on its clock', () => {
   });
 
   it('probes at start and again PROBE_INTERVAL_MS after a failed round, until ready', async () => {
-    const clock = new ManualClock();
-    const { state, service: member } = flakyMember(clock);
-    const service = remote({
-      members: {},
-      local: { id: 'm1', service: member },
-      clock,
+    const { clock, state, service } = flakyRemote({
       probeSpools: ['default'],
       unavailableAfterMs: 100,
       retryBackoffMsMin: 50,

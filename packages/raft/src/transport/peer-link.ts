@@ -116,15 +116,9 @@ export class PeerLink {
    */
   enqueue(group: GroupId, message: Message): void {
     if (this.closed) return;
-    const outbox = this.outbox;
-    outbox.push({ group, message, bytes: messageBytesEstimate(message) });
-    while (
-      outbox.length > this.limits.queueMessagesMax ||
-      (outbox.queuedBytes > this.limits.queueBytesMax && outbox.length > 1)
-    ) {
-      outbox.dropOldest();
-      this.counters.droppedMessages++;
-    }
+    this.outbox.push({ group, message, bytes: messageBytesEstimate(message) });
+    const { queueMessagesMax, queueBytesMax } = this.limits;
+    this.counters.droppedMessages += this.outbox.dropOldestPast(queueMessagesMax, queueBytesMax);
   }
 
   /**

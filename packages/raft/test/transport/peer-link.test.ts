@@ -35,6 +35,16 @@ describe('PeerLink', () => {
     for (const step of cleanup.splice(0)) await step();
   });
 
+  /** Peer 'b' listening on `listen`, closed after the test; the terms it receives, in order. */
+  async function peerOn(listen: string): Promise<{ peer: GrpcTransport; terms: number[] }> {
+    const options = { selfId: 'b', listen, peers: {}, security: INSECURE_CLUSTER };
+    const peer = await GrpcTransport.start(options);
+    cleanup.push(() => peer.close());
+    const terms: number[] = [];
+    peer.onMessage((_group, message) => terms.push(message.term));
+    return { peer, terms };
+  }
+
   it('estimates sizes from payload bytes', () => {
     expect(messageBytesEstimate(append(1000))).toBeGreaterThan(1000);
     expect(messageBytesEstimate(append(1000))).toBeLessThan(1200);
@@ -59,12 +69,7 @@ describe('PeerLink', () => {
 
   it('holds messages while the peer is down and sends the newest ones once it is up', async () => {
     // Take a free port, then leave it unbound while the link queues.
-    const probe = await GrpcTransport.start({
-      selfId: 'b',
-      listen: '127.0.0.1:0',
-      peers: {},
-      security: INSECURE_CLUSTER,
-    });
+    const { peer: probe } = await peerOn('127.0.0.1:0');
     const address = probe.address;
     await probe.close();
     const link = new PeerLink('b', address, 'a', limits, INSECURE_CLUSTER);
@@ -73,15 +78,7 @@ describe('PeerLink', () => {
     link.flush();
     expect(link.stats().sentMessages).toBe(0);
 
-    const peer = await GrpcTransport.start({
-      selfId: 'b',
-      listen: address,
-      peers: {},
-      security: INSECURE_CLUSTER,
-    });
-    cleanup.push(() => peer.close());
-    const terms: number[] = [];
-    peer.onMessage((_group, message) => terms.push(message.term));
+    const { terms } = await peerOn(address);
     for (let waited = 0; terms.length < 3; waited += 10) {
       if (waited > 10_000) throw new Error('no delivery after the peer came up');
       link.flush();
@@ -92,25 +89,14 @@ describe('PeerLink', () => {
   });
 
   it('writes while the stream takes frames, holds the rest, and sends it on drain in order', async () => {
-    const peer = await GrpcTransport.start({
-      selfId: 'b',
-      listen: '127.0.0.1:0',
-      peers: {},
-      security: INSECURE_CLUSTER,
-    });
-    cleanup.push(() => peer.close());
-    const terms: number[] = [];
-    peer.onMessage((_group, message) => terms.push(message.term));
+    const { peer, terms } = await peerOn('127.0.0.1:0');
     // One message per frame (two pings pass frameBytesMax), so frames outnumber what the
     // stream buffers before it reports itself full.
     const oneEach = { ...limits, queueMessagesMax: 1_000, frameBytesMax: 60 };
     const link = new PeerLink('b', peer.address, 'a', oneEach, INSECURE_CLUSTER);
     cleanup.push(() => link.close());
     link.enqueue('g', ping(0));
-    for (let waited = 0; terms.length < 1; waited += 10) {
-      if (waited > 10_000) throw new Error('no delivery on the first stream');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await expect.poll(() => terms.length).toBe(1); // the stream is open
     for (let term = 1; term <= 200; term++) link.enqueue('g', ping(term));
     link.flush(); // the turn's own flush would do the same, after this test's synchronous part
     const held = link.stats();
