@@ -280,11 +280,19 @@ describe('resuming a move', () => {
     const other = ['n1', 'n2', 'n3', 'n4'].find((id) => id !== leader.id && id !== victim && id !== spare)!;
     const s = await sending(c, 20);
 
-    // The command runs on the metadata leader, which closes once the spare joined the spool.
+    // The command runs on the metadata leader, which closes once the spare joined the spool and
+    // every move off the victim is recorded: the command then only waits for the moves, so the
+    // close answers 503 (closed while it still recorded a move, the `default` spool's, its
+    // accepted proposal would answer 500 unconfirmed). Nothing reaches the spare from the leader
+    // meanwhile, so the spool's move cannot finish before the close.
+    c.network.cut(leader.id, spare);
     const first = expectError(leader.admin.removeMember(victim), 'unavailable');
     const config = () => leader.replica(SPOOL)!.node.status().config;
     await waitFor(() => config().learners.includes(spare) || config().voters.includes(spare));
+    const spools = () => [...leader.meta.state.spools.values()];
+    await waitFor(() => spools().every((s) => !s.replicas.includes(victim) || s.moving !== null));
     await c.stopMember(leader.id);
+    c.network.heal();
     await first;
     // The spool's next leader finishes its move without the closed member.
     const expected = [leader.id, other, spare].sort();
