@@ -3,8 +3,9 @@
 // and queue creation with 503 unavailable (receive, ack and delete go on), and what the member
 // shows of it: the `/readyz` detail, the `mq_member_memory_*` metrics and the operator log's
 // lines when the alarm rises or clears (see packages/member/src/host/memory-watermark.ts). Also
-// `--payload-cache` (MQ_PAYLOAD_CACHE): the budget of the member's cache of recent payloads, the
-// other configured part of its memory.
+// `--payload-cache` (MQ_PAYLOAD_CACHE): the budget of the member's cache of recent payloads, and
+// `--log-memory` (MQ_LOG_MEMORY): the bytes of Raft log its spools keep in memory unsnapshotted,
+// the other configured parts of its memory.
 
 import { Families } from '@spoolmq/gateway';
 import type { Member, MemberStatus, MemoryMonitorStatus } from '@spoolmq/member';
@@ -18,6 +19,7 @@ type Flags = Record<string, string | boolean | undefined>;
 export const MEMORY_FLAGS = {
   'memory-high-percent': { type: 'string' },
   'payload-cache': { type: 'string' },
+  'log-memory': { type: 'string' },
 } as const;
 
 export const MEMORY_USAGE = `\
@@ -29,19 +31,26 @@ export const MEMORY_USAGE = `\
   --payload-cache SIZE
                       Memory for recent payloads, so consumers that keep up read from memory;
                       each entry is charged its bytes plus 256. Bytes, or with KiB, MiB, GiB;
-                      0 turns it off. Default 64MiB. Env MQ_PAYLOAD_CACHE.`;
+                      0 turns it off. Default 64MiB. Env MQ_PAYLOAD_CACHE.
+  --log-memory SIZE   Memory for logged entries not yet covered by a snapshot, across spools
+                      (each payload is held there until then); past it the spools holding
+                      the most snapshot early. At least 1MiB. Default 64MiB. Env MQ_LOG_MEMORY.`;
 
 export interface MemoryOptions {
   readonly memoryHighPercent?: number;
   readonly payloadCacheBytes?: number;
+  readonly logMemoryBytes?: number;
 }
 
 /** The high mark and the cache budget when given (flag over environment); {} for defaults. */
 export function memoryOf(flags: Flags, env: Env): MemoryOptions {
   const given = flagOrEnv(flags, 'memory-high-percent', env, 'MQ_MEMORY_HIGH_PERCENT');
   const cache = flagOrEnv(flags, 'payload-cache', env, 'MQ_PAYLOAD_CACHE');
-  const out: { memoryHighPercent?: number; payloadCacheBytes?: number } = {};
+  const log = flagOrEnv(flags, 'log-memory', env, 'MQ_LOG_MEMORY');
+  const out: { memoryHighPercent?: number; payloadCacheBytes?: number; logMemoryBytes?: number } =
+    {};
   if (cache !== undefined) out.payloadCacheBytes = parseSizeBytes(cache.value, cache.source);
+  if (log !== undefined) out.logMemoryBytes = logMemoryOf(log.value, log.source);
   if (given === undefined) return out;
   const percent = /^\d{2}$/.test(given.value) ? Number(given.value) : NaN;
   if (!(percent >= 11 && percent <= 99)) {
@@ -49,6 +58,13 @@ export function memoryOf(flags: Flags, env: Env): MemoryOptions {
   }
   out.memoryHighPercent = percent;
   return out;
+}
+
+/** `--log-memory`: a size of at least 1 MiB (a smaller one would snapshot every few entries). */
+function logMemoryOf(text: string, source: string): number {
+  const bytes = parseSizeBytes(text, source);
+  if (bytes < 1024 * 1024) throw new UsageError(`${source} must be at least 1MiB, got '${text}'`);
+  return bytes;
 }
 
 /**

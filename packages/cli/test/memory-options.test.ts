@@ -41,6 +41,15 @@ describe('memory options', () => {
     expect(() => memoryOf({ 'payload-cache': 'lots' }, {})).toThrow(/--payload-cache/);
   });
 
+  it('reads the log memory budget as a size of at least 1MiB, the flag over the environment', () => {
+    expect(memoryOf({ 'log-memory': '32MiB' }, { MQ_LOG_MEMORY: '1GiB' })).toEqual({
+      logMemoryBytes: 32 * 1024 * 1024,
+    });
+    expect(memoryOf({}, { MQ_LOG_MEMORY: '1MiB' })).toEqual({ logMemoryBytes: 1024 * 1024 });
+    expect(() => memoryOf({}, { MQ_LOG_MEMORY: '1023KiB' })).toThrow(/MQ_LOG_MEMORY.*1MiB/);
+    expect(() => memoryOf({ 'log-memory': '0' }, {})).toThrow(/--log-memory/);
+  });
+
   it('logs the memory alarm raised (warn) and cleared (info), also both between two polls', () => {
     const ok = status(memory(false, 0, 500));
     const high = status(memory(true, 1, 850));

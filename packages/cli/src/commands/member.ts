@@ -103,6 +103,8 @@ export interface MemberCommandOptions extends HttpListen, AdminListen {
   readonly memoryHighPercent?: number;
   /** Budget of the cache of recent payloads (MemberOptions.payloadCacheBytes). */
   readonly payloadCacheBytes?: number;
+  /** Unsnapshotted log kept in memory across spools (MemberOptions.logMemoryBytes). */
+  readonly logMemoryBytes?: number;
 }
 
 export interface MemberHandle {
@@ -263,6 +265,7 @@ export async function startMember(
       'diskBallastBytes',
       'memoryHighPercent',
       'payloadCacheBytes',
+      'logMemoryBytes',
     ]),
     grpcServices: (service) => [memberServiceRegistration(service, rpcLogOptions(logger))],
     security,

@@ -80,6 +80,8 @@ export interface ServeOptions extends HttpListen, AdminListen {
   readonly memoryHighPercent?: number;
   /** Budget of the cache of recent payloads (MemberOptions.payloadCacheBytes). */
   readonly payloadCacheBytes?: number;
+  /** Unsnapshotted log kept in memory across spools (MemberOptions.logMemoryBytes). */
+  readonly logMemoryBytes?: number;
   /** Tests: reads the heap instead of v8.getHeapStatistics, at most every `memoryPollMs`. */
   readonly memorySampler?: HeapSampler;
   readonly memoryPollMs?: number;
@@ -234,6 +236,7 @@ function memberDiskOptions(options: ServeOptions) {
     'diskPollMs',
     'memoryHighPercent',
     'payloadCacheBytes',
+    'logMemoryBytes',
     'memorySampler',
     'memoryPollMs',
   ]);

@@ -7,6 +7,7 @@ import type { Plan } from '@spoolmq/engine';
 import type { AdminStepOf, PayloadChunks, Clock } from '@spoolmq/protocol';
 import {
   type GroupRouter,
+  LogBudget,
   type RaftNode,
   type Transport,
   isRecoverableStorageError,
@@ -44,8 +45,18 @@ export interface StarterHost {
   recover(group: string, error: Error): void;
 }
 
+/** Default of MemberOptions.logMemoryBytes. */
+export const LOG_MEMORY_BYTES_DEFAULT = 64 * 1024 * 1024;
+
 export class GroupStarter {
-  constructor(private readonly host: StarterHost) {}
+  /** Shared by every group this member starts (MemberOptions.logMemoryBytes). */
+  readonly logBudget: LogBudget;
+
+  constructor(private readonly host: StarterHost) {
+    this.logBudget =
+      host.options.raft?.logBudget ??
+      new LogBudget(host.options.logMemoryBytes ?? LOG_MEMORY_BYTES_DEFAULT);
+  }
 
   /** Starts the metadata group from storage (`stored`: the groups storage holds). */
   startMeta(stored: readonly string[]): Promise<MetaReplica> {
@@ -137,6 +148,10 @@ export class GroupStarter {
   private raftTuning(): RaftTuning {
     const options = this.host.options;
     const sole = Object.keys(options.peers).length === 1 && options.join !== true;
-    return { ...options.raft, ...(sole ? { soleMember: true } : {}) };
+    return {
+      ...options.raft,
+      logBudget: this.logBudget,
+      ...(sole ? { soleMember: true } : {}),
+    };
   }
 }

@@ -68,6 +68,12 @@ export interface MemberOptions {
    * a consumer that keeps up reads from it; older payloads are read from their segment files.
    */
   readonly payloadCacheBytes?: number;
+  /**
+   * Bytes of Raft log the member's groups keep in memory unsnapshotted, together (default
+   * 64 MiB; RaftNode's LogBudget): each logged payload stays in memory until a snapshot covers
+   * it, so without a shared bound a member holding many spools would keep each one's 16 MiB.
+   */
+  readonly logMemoryBytes?: number;
   /** More gRPC services on the member's port (the member RPC), given the member's service. */
   readonly grpcServices?: (service: SpoolService) => readonly DrainableService[];
   /**

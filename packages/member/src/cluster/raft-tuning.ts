@@ -18,6 +18,7 @@ export type RaftTuning = Partial<
     | 'snapshotLogBytes'
     | 'retainEntries'
     | 'retainBytes'
+    | 'logBudget'
     | 'proposalsPendingMax'
     | 'random'
     | 'nowMs'

@@ -69,6 +69,19 @@ describe('GroupStarter', () => {
     expect(await f.storage.engine.groups()).toEqual(expect.arrayContaining(['meta', 'spool:a#1']));
   });
 
+  it('gives its groups one log budget of logMemoryBytes (64 MiB unless set)', async () => {
+    expect((await fixture()).starter.logBudget.bytesMax).toBe(64 * 1024 * 1024);
+    const f = await fixture({ logMemoryBytes: 2 * 1024 * 1024 });
+    expect(f.starter.logBudget.bytesMax).toBe(2 * 1024 * 1024);
+    const meta = await f.starter.startMeta([]);
+    closing.push(() => meta.close());
+    await waitFor(() => meta.node.isLeader() && meta.state.initialized);
+    const replica = await f.starter.startReplica('a', 1, ['n1']);
+    closing.push(() => replica.close());
+    await waitFor(() => replica.node.isLeader() && f.starter.logBudget.holders === 2);
+    expect(f.starter.logBudget.heldBytes).toBeGreaterThan(0);
+  });
+
   it('starts a recovery on a storage failure, reports any other as the group\'s', async () => {
     const failures: string[] = [];
     const onGroupFailure = (group: string, error: Error): void => {

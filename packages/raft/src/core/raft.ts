@@ -330,7 +330,9 @@ export class RaftCore {
    * index): records the snapshot and drops log entries up to `index` from memory but the last
    * `retainEntries` holding at most `retainBytes` bytes (a few retained entries let slightly
    * lagging followers catch up without a snapshot; the byte bound keeps a log of large payloads
-   * from holding a thousand of them). Returns the snapshot, which the driver must persist
+   * from holding a thousand of them). A leader keeps no more than its followers still lack: none
+   * once every follower has `index` (and none at all as a sole member), since each retained
+   * entry holds its payload in memory. Returns the snapshot, which the driver must persist
    * (storage.saveSnapshot).
    */
   snapshotTaken(
@@ -343,10 +345,22 @@ export class RaftCore {
     const snapshot: Snapshot = { meta: this.snapshotMetaAt(index), data };
     this.snapshotValue = snapshot;
     const retainFrom = this.log.retainFrom(index, retainEntries, retainBytes);
-    const compactTo = Math.max(this.log.baseIndex(), retainFrom);
+    const compactTo = Math.max(this.log.baseIndex(), retainFrom, this.heldByFollowersTo(index));
     this.membership.onCompact(compactTo);
     this.log.compact(compactTo);
     return snapshot;
+  }
+
+  /**
+   * The highest index up to which no follower lacks an entry, capped at `index`: the lowest
+   * follower match when leading (`index` with no follower), 0 otherwise (a follower does not
+   * know what the others hold, and may lead them next).
+   */
+  private heldByFollowersTo(index: number): number {
+    if (this.roleValue !== 'leader') return 0;
+    let lowest = index;
+    for (const pr of this.progress.values()) lowest = Math.min(lowest, pr.match);
+    return lowest;
   }
 
   /**

@@ -3,6 +3,7 @@
 
 import { RAFT_CONFIG_DEFAULTS, RaftConfigError } from '../core/config.js';
 import type { GroupId, GroupStorage, NodeId, Transport } from '../types.js';
+import type { LogBudget } from './log-budget.js';
 import type { StateMachine } from './state-machine.js';
 
 export interface RaftNodeOptions {
@@ -39,9 +40,11 @@ export interface RaftNodeOptions {
    */
   readonly snapshotEntries?: number;
   /**
-   * Or once the entries applied since the last snapshot hold this many bytes (default 64 MiB),
+   * Or once the entries applied since the last snapshot hold this many bytes (default 16 MiB),
    * whatever their count: a log of large entries is not kept for 10,000 of them, so a restart
    * replays at most about this much (the snapshot holds no payloads, see the spool replica).
+   * The unsnapshotted log stays in memory, payloads included, so this bounds a group's share
+   * of the member's memory; a snapshot still waits for as many bytes as the last one held.
    */
   readonly snapshotLogBytes?: number;
   /**
@@ -57,6 +60,11 @@ export interface RaftNodeOptions {
    * 64 MiB in memory that a sole member never sends and a follower rarely needs.
    */
   readonly retainBytes?: number;
+  /**
+   * A bound shared with the other groups of the process on their unsnapshotted log bytes (see
+   * LogBudget): past it, the groups holding the most snapshot early. Default none.
+   */
+  readonly logBudget?: LogBudget;
   /** Bound on proposals buffered or awaiting commit; beyond it `propose` fails `busy`. */
   readonly proposalsPendingMax?: number;
   /** Rounds a new voter gets to catch up before promotion (thesis 4.2.1; default 10). */
@@ -67,14 +75,16 @@ export interface RaftNodeOptions {
   readonly nowMs?: () => number;
 }
 
-export interface ResolvedOptions extends Required<Omit<RaftNodeOptions, 'bootstrap'>> {
+export interface ResolvedOptions
+  extends Required<Omit<RaftNodeOptions, 'bootstrap' | 'logBudget'>> {
   readonly bootstrap: readonly NodeId[] | null;
+  readonly logBudget: LogBudget | null;
 }
 
 export const RAFT_NODE_DEFAULTS = {
   tickMs: 50,
   snapshotEntries: 10_000,
-  snapshotLogBytes: 64 * 1024 * 1024,
+  snapshotLogBytes: 16 * 1024 * 1024,
   snapshotSliceBytes: 256 * 1024,
   retainEntries: 1_000,
   retainBytes: 8 * 1024 * 1024,
@@ -106,6 +116,7 @@ export function resolveOptions(options: RaftNodeOptions): ResolvedOptions {
     transport: options.transport,
     stateMachine: options.stateMachine,
     bootstrap: options.bootstrap ?? null,
+    logBudget: options.logBudget ?? null,
   } as ResolvedOptions;
   positiveInteger('tickMs', resolved.tickMs);
   positiveInteger('snapshotEntries', resolved.snapshotEntries);

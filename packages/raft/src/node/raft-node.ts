@@ -362,6 +362,7 @@ export class RaftNode {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.ticker);
+    this.opts.logBudget?.remove(this);
     try {
       this.cancelSnapshotWork();
     } catch (error) {
@@ -553,8 +554,9 @@ export class RaftNode {
   }
 
   /**
-   * Snapshots once `snapshotEntries` entries (or entries of `snapshotLogBytes` bytes) were
-   * applied since the last snapshot and their bytes reach that snapshot's size. A snapshot costs
+   * Snapshots once `snapshotEntries` entries (or entries of `snapshotLogBytes` bytes, or this
+   * group's share of an exceeded `logBudget`) were applied since the last snapshot and their
+   * bytes reach that snapshot's size. A snapshot costs
    * time and disk in proportion to the whole state (a queue's backlog of payloads), so taking
    * one only after as many bytes were logged keeps compaction amortized O(1) per logged byte:
    * a large backlog is not re-encoded every few thousand writes. A state machine with
@@ -562,9 +564,13 @@ export class RaftNode {
    * time, and the rule counts from where it began.
    */
   private maybeSnapshot(): void {
+    this.opts.logBudget?.set(this, this.appliedBytesSinceSnapshot);
     if (this.snapshotWork !== null) return;
     const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
-    if (!entriesDue && this.appliedBytesSinceSnapshot < this.opts.snapshotLogBytes) return;
+    const bytesDue =
+      this.appliedBytesSinceSnapshot >= this.opts.snapshotLogBytes ||
+      (this.opts.logBudget?.due(this) ?? false);
+    if (!entriesDue && !bytesDue) return;
     if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
     const { stateMachine } = this.opts;
     if (stateMachine.beginSnapshot !== undefined) {

@@ -289,6 +289,46 @@ describe('snapshots and chunked InstallSnapshot (Raft 7)', () => {
     expect(h.delivered.some((m) => m.type === MessageType.InstallSnapshot)).toBe(false);
     expect(h.appliedTexts('n3')).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
   });
+
+  it('a leader retains behind a snapshot only what a follower lacks; a follower its bounds', () => {
+    const h = new Harness(['n1', 'n2', 'n3']);
+    h.elect('n1');
+    h.propose('n1', 'a', 'b', 'c');
+    h.stabilize();
+    h.tickAll(1);
+    const n3Has = h.core('n3').lastIndex();
+    expect(h.core('n3').appliedIndex()).toBe(n3Has);
+    h.isolate('n3');
+    h.propose('n1', 'd', 'e', 'f', 'g');
+    h.stabilize();
+    h.tickSome(['n1', 'n2'], 1);
+    expect(h.core('n1').appliedIndex()).toBeGreaterThan(n3Has);
+    h.snapshot('n1', 100);
+    expect(h.core('n1').logBaseIndex()).toBe(n3Has); // kept from n3's match on, not 100
+    h.heal();
+    h.tickAll(2);
+    expect(h.delivered.some((m) => m.type === MessageType.InstallSnapshot)).toBe(false);
+    expect(h.appliedTexts('n3')).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+
+    h.propose('n1', 'h');
+    h.stabilize();
+    h.tickAll(1);
+    const applied = h.core('n1').appliedIndex();
+    expect(h.core('n3').appliedIndex()).toBe(applied);
+    h.snapshot('n1', 100);
+    expect(h.core('n1').logBaseIndex()).toBe(applied); // every follower holds it all
+    h.snapshot('n2', 2);
+    expect(h.core('n2').logBaseIndex()).toBe(applied - 2); // n2 may lead the others next
+  });
+
+  it('a sole member retains nothing behind its snapshot', () => {
+    const h = new Harness(['n1']);
+    h.elect('n1');
+    h.propose('n1', 'a', 'b');
+    h.stabilize();
+    h.snapshot('n1', 10);
+    expect(h.core('n1').logBaseIndex()).toBe(h.core('n1').appliedIndex());
+  });
 });
 
 describe('restart from disk', () => {

@@ -228,9 +228,9 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     const state = decodeState(joinChunks(saved[0]!.data));
     expect(state).toEqual(stateAt(writes, work.index));
     for (const w of late) expect(state.has(w.key)).toBe(false);
-    // The log is compacted to work.index - retainEntries only: the later entries stay.
+    // The log is compacted to work.index, as every follower holds it: the later entries stay.
     const core = coreOf(leader);
-    expect(core.logBaseIndex()).toBe(work.index - 2);
+    expect(core.logBaseIndex()).toBe(work.index);
     for (const w of late) expect(core.entryAt(w.index).index).toBe(w.index);
     expect(core.latestSnapshot()?.meta.index).toBe(work.index);
   });

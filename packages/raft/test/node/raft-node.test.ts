@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RaftConfigError } from '../../src/core/config.js';
+import { LogBudget } from '../../src/node/log-budget.js';
 import { RaftError } from '../../src/node/raft-error.js';
 import { RaftNode } from '../../src/node/raft-node.js';
 import { LevelStorageEngine } from '../../src/storage/level-storage.js';
@@ -203,6 +204,27 @@ describe('RaftNode', () => {
     expect(leader.status().snapshotIndex).toBe(0);
     for (let i = 6; i < 12; i += 1) await leader.propose(set('k', `${big}${i}`));
     expect(leader.status().snapshotIndex).toBeGreaterThan(0);
+  });
+
+  it('snapshots early once a shared log budget is over and it holds its share', async () => {
+    const budget = new LogBudget(2000);
+    const other = {}; // another group of the process
+    budget.set(other, 5000);
+    const overrides = { snapshotEntries: 1000, snapshotLogBytes: 1_000_000, logBudget: budget };
+    cluster = await TestCluster.start(['n1'], overrides);
+    const leader = await cluster.leader();
+    const big = 'v'.repeat(300);
+    // Over budget all along, but the other group holds more: this one keeps its log.
+    for (let i = 0; i < 12; i += 1) await leader.propose(set('k', `${big}${i}`));
+    expect(leader.status().snapshotIndex).toBe(0);
+    expect(budget.heldBytes).toBeGreaterThan(5000 + 12 * 300);
+    budget.set(other, 1000); // the other one snapshotted: this one now holds more than half
+    await leader.propose(set('k', `${big}x`));
+    expect(leader.status().snapshotIndex).toBeGreaterThan(0);
+    await leader.propose(set('k', `${big}y`));
+    expect(budget.heldBytes).toBeLessThan(1000 + 2 * 400); // counted from the snapshot on
+    await cluster.node('n1').close();
+    expect(budget.heldBytes).toBe(1000); // a closed group holds nothing
   });
 
   it('removes a member, which is told so', async () => {
