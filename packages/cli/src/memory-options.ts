@@ -8,7 +8,12 @@
 // the other configured parts of its memory.
 
 import { Families } from '@spoolmq/gateway';
-import type { Member, MemberStatus, MemoryMonitorStatus } from '@spoolmq/member';
+import type {
+  Member,
+  MemberStatus,
+  MemoryBoundsStatus,
+  MemoryMonitorStatus,
+} from '@spoolmq/member';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import { parseSizeBytes } from './disk-options.js';
 import type { OperatorEvent } from './operator-event.js';
@@ -94,16 +99,45 @@ const MEMORY_METRICS: readonly (readonly [
     m.refusedTotal],
 ];
 
-/** Adds the heap watermark's families of a member's status (none in an older status). */
+const BOUNDS_METRICS: readonly (readonly [
+  string,
+  'gauge' | 'counter',
+  string,
+  (bounds: MemoryBoundsStatus) => number,
+])[] = [
+  ['mq_member_payload_cache_bytes', 'gauge', 'Bytes the payload cache holds (with overheads).',
+    (b) => b.payloadCacheBytes],
+  ['mq_member_payload_cache_max_bytes', 'gauge', 'Payload cache budget (--payload-cache).', (b) =>
+    b.payloadCacheBytesMax],
+  ['mq_member_payload_cache_hits_total', 'counter', 'Payload reads served from the cache.', (b) =>
+    b.payloadCacheHits],
+  ['mq_member_payload_cache_misses_total', 'counter', 'Payload reads that went to disk.', (b) =>
+    b.payloadCacheMisses],
+  ['mq_member_log_memory_bytes', 'gauge', 'Applied log bytes kept in memory unsnapshotted.',
+    (b) => b.logBytes],
+  ['mq_member_log_memory_max_bytes', 'gauge', 'Their shared budget (--log-memory).', (b) =>
+    b.logBytesMax],
+];
+
+/**
+ * Adds the heap watermark's and the memory bounds' families of a member's status (none for
+ * what an older status lacks).
+ */
 export function addMemoryFamilies(out: Families, status: MemberStatus): void {
-  const memory = status.memory;
-  if (memory === undefined) return;
   const self = { member: status.id };
-  for (const [name, type, help, value] of MEMORY_METRICS) {
-    out.add(name, type, help, [memory], (m) => {
-      const shown = value(m);
-      return shown === null ? null : [self, shown];
-    });
+  const memory = status.memory;
+  if (memory !== undefined) {
+    for (const [name, type, help, value] of MEMORY_METRICS) {
+      out.add(name, type, help, [memory], (m) => {
+        const shown = value(m);
+        return shown === null ? null : [self, shown];
+      });
+    }
+  }
+  const bounds = status.bounds;
+  if (bounds === undefined) return;
+  for (const [name, type, help, value] of BOUNDS_METRICS) {
+    out.add(name, type, help, [bounds], (b) => [self, value(b)]);
   }
 }
 

@@ -76,4 +76,23 @@ describe('memory options', () => {
     expect(text).toContain('mq_member_memory_refused_total{member="n1"} 3\n');
     expect(renderMemoryMetrics(status())).toBe('');
   });
+
+  it('renders the payload cache and the log budget against their bounds', () => {
+    const bounds = {
+      payloadCacheBytes: 1234,
+      payloadCacheBytesMax: 4096,
+      payloadCacheHits: 7,
+      payloadCacheMisses: 2,
+      logBytes: 567,
+      logBytesMax: 8192,
+    };
+    const text = renderMemoryMetrics({ ...status(), bounds });
+    expect(text).toContain('mq_member_payload_cache_bytes{member="n1"} 1234\n');
+    expect(text).toContain('mq_member_payload_cache_max_bytes{member="n1"} 4096\n');
+    expect(text).toMatch(/# TYPE mq_member_payload_cache_hits_total counter\n.*\} 7\n/);
+    expect(text).toContain('mq_member_payload_cache_misses_total{member="n1"} 2\n');
+    expect(text).toContain('mq_member_log_memory_bytes{member="n1"} 567\n');
+    expect(text).toContain('mq_member_log_memory_max_bytes{member="n1"} 8192\n');
+    expect(text).not.toContain('mq_member_memory_alarm'); // no watermark in this status
+  });
 });

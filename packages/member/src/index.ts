@@ -52,6 +52,7 @@ export { type HostResolver, type GrowthGuard } from './host/hosted-service.js';
 export { Member, MEMBER_READY_TIMEOUT_MS_DEFAULT } from './cluster/member.js';
 export {
   type MemberStatus,
+  type MemoryBoundsStatus,
   type SpoolDepth,
   STATUS_DEPTH_SPOOLS_MAX,
 } from './cluster/member-metrics.js';

@@ -40,6 +40,20 @@ export interface MemberStatus {
   readonly memory?: MemoryMonitorStatus;
   /** Recoveries from storage failures (absent in statuses made before they existed). */
   readonly storageRecovery?: StorageRecoveryStatus;
+  /** The configured memory bounds and their use (absent in statuses made before them). */
+  readonly bounds?: MemoryBoundsStatus;
+}
+
+/** The member's two configured memory bounds outside the heap watermark, and their use. */
+export interface MemoryBoundsStatus {
+  /** Bytes the payload cache charges now (payloads and entry overheads), and its budget. */
+  readonly payloadCacheBytes: number;
+  readonly payloadCacheBytesMax: number;
+  readonly payloadCacheHits: number;
+  readonly payloadCacheMisses: number;
+  /** Applied log bytes the member's groups keep unsnapshotted, and their shared budget. */
+  readonly logBytes: number;
+  readonly logBytesMax: number;
 }
 
 /** The parts of a member a status is made of. */
@@ -54,6 +68,7 @@ export interface StatusParts {
   readonly disk: DiskMonitorStatus | null;
   readonly memory: MemoryMonitorStatus;
   readonly storageRecovery: StorageRecoveryStatus;
+  readonly bounds: MemoryBoundsStatus;
 }
 
 /** The member's status from its parts. */
@@ -67,6 +82,7 @@ export function memberStatus(parts: StatusParts): MemberStatus {
     disk: parts.disk,
     memory: parts.memory,
     storageRecovery: parts.storageRecovery,
+    bounds: parts.bounds,
   };
 }
 

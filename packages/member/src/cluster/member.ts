@@ -61,7 +61,7 @@ import { RAFT_TICK_MS_DEFAULT } from './raft-tuning.js';
 import type { FetchAnswer } from './payload-fetch.js';
 import { CallRouter } from './call-router.js';
 import { GroupStarter } from './group-starter.js';
-import { type MemberStatus, memberStatus } from './member-metrics.js';
+import { type MemberStatus, type MemoryBoundsStatus, memberStatus } from './member-metrics.js';
 import { MemberReadiness, type PayloadsLacking } from './member-readiness.js';
 import { PlanReconciler } from './plan-reconciler.js';
 import { ReplicaRegistry } from './replica-registry.js';
@@ -447,7 +447,22 @@ export class Member implements AdminHost {
       disk: this.disk?.status() ?? null,
       memory: this.memory.status(),
       storageRecovery: this.recovery.status(),
+      bounds: this.boundsStatus(),
     });
+  }
+
+  /** The payload cache's and the log budget's use against their bounds. */
+  private boundsStatus(): MemoryBoundsStatus {
+    const cache = this.storage.payloads.cache;
+    const log = this.groups.logBudget;
+    return {
+      payloadCacheBytes: cache.byteCount,
+      payloadCacheBytesMax: cache.bytesMax,
+      payloadCacheHits: cache.hits,
+      payloadCacheMisses: cache.misses,
+      logBytes: log.heldBytes,
+      logBytesMax: log.bytesMax,
+    };
   }
 
   /** The data volume's watermark, null when the member watches no disk. */

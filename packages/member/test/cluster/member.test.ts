@@ -163,6 +163,12 @@ describe('Member', () => {
     const sent = [await send(member.service, 'q', bytes(1)), await send(member.service, 'q', bytes(2))];
     const leased = await receiveNow(member.service, 'q');
     await member.service.ack('default', leased.lease);
+    // Its memory bounds in its status (and so on /metrics): defaults, and what they hold.
+    const bounds = member.status().bounds!;
+    expect([bounds.payloadCacheBytesMax, bounds.logBytesMax]).toEqual([2 ** 26, 2 ** 26]);
+    expect(bounds.payloadCacheBytes).toBeGreaterThan(256); // the unacked payload, overhead too
+    expect(bounds.payloadCacheHits).toBeGreaterThanOrEqual(1); // the receive read from memory
+    expect(bounds.logBytes).toBeGreaterThan(2);
     const before = await member.service.describeSpool('default');
     await member.close();
 
