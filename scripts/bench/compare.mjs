@@ -142,7 +142,7 @@ export async function run({ flags = {} } = {}) {
   writeFileSync(svgPath, renderChart(data));
   const mdPath = `${REPO_ROOT}bench-results/${outName}.md`;
   writeFileSync(mdPath, markdownReport(data));
-  log(`wrote ${jsonPath}\nwrote ${svgPath}\nwrote ${mdPath}${outName === 'compare' ? " (the README's Performance table)" : ''}`);
+  log(`wrote ${jsonPath}\nwrote ${svgPath}\nwrote ${mdPath}${outName === 'compare' ? " (the full table docs/internals.md links to)" : ''}`);
 }
 
 /**
