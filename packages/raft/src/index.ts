@@ -67,7 +67,7 @@ export {
   type RaftRepair,
   type RaftNodeStatus,
 } from './node/raft-node.js';
-export { LogBudget } from './node/log-budget.js';
+export { LogBudget, type LogShare } from './node/log-budget.js';
 export { RAFT_NODE_DEFAULTS, type RaftNodeOptions } from './node/options.js';
 export { RaftError, isRaftError, type RaftErrorKind } from './node/raft-error.js';
 export type {

@@ -8,43 +8,57 @@
 
 import { RaftConfigError } from '../core/config.js';
 
-export class LogBudget {
-  private readonly held = new Map<object, number>();
-  private total = 0;
+/** One group's part of a LogBudget: what it holds, counted until it leaves. */
+export interface LogShare {
+  /** The group now keeps `bytes`. */
+  set(bytes: number): void;
+  /** Whether the group should snapshot now: the total is over budget and it holds its share. */
+  due(): boolean;
+  /** The group is gone (closed): it keeps nothing any more. Later calls do nothing. */
+  leave(): void;
+}
 
-  /** `bytesMax`: applied, unsnapshotted log bytes the holders keep together before trimming. */
+export class LogBudget {
+  private total = 0;
+  private shares = 0;
+
+  /** `bytesMax`: applied, unsnapshotted log bytes the groups keep together before trimming. */
   constructor(readonly bytesMax: number) {
     if (!Number.isSafeInteger(bytesMax) || bytesMax < 1) {
       throw new RaftConfigError(`log budget must be a positive integer, got ${bytesMax}`);
     }
   }
 
-  /** Bytes all holders keep. */
+  /** Bytes all groups keep. */
   get heldBytes(): number {
     return this.total;
   }
 
-  /** Groups counted. */
+  /** Groups counted (joined and not left). */
   get holders(): number {
-    return this.held.size;
+    return this.shares;
   }
 
-  /** `holder` now keeps `bytes`. */
-  set(holder: object, bytes: number): void {
-    this.total += bytes - (this.held.get(holder) ?? 0);
-    this.held.set(holder, bytes);
-  }
-
-  /** `holder` is gone (closed): it keeps nothing any more. */
-  remove(holder: object): void {
-    this.total -= this.held.get(holder) ?? 0;
-    this.held.delete(holder);
-  }
-
-  /** Whether `holder` should snapshot now: the total is over budget and it holds its share. */
-  due(holder: object): boolean {
-    if (this.total <= this.bytesMax) return false;
-    const bytes = this.held.get(holder) ?? 0;
-    return bytes > 0 && bytes * this.held.size >= this.total;
+  /** A new group's share, holding nothing yet. */
+  join(): LogShare {
+    this.shares += 1;
+    let held = 0;
+    let joined = true;
+    return {
+      set: (bytes) => {
+        if (!joined) return;
+        this.total += bytes - held;
+        held = bytes;
+      },
+      due: () =>
+        joined && this.total > this.bytesMax && held > 0 && held * this.shares >= this.total,
+      leave: () => {
+        if (!joined) return;
+        joined = false;
+        this.total -= held;
+        held = 0;
+        this.shares -= 1;
+      },
+    };
   }
 }

@@ -34,6 +34,7 @@ import {
 } from '../types.js';
 import { asStorageError } from '../storage/storage-error.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options.js';
+import type { LogShare } from './log-budget.js';
 import { RaftError } from './raft-error.js';
 import type { SnapshotWork } from './state-machine.js';
 
@@ -156,6 +157,8 @@ export class RaftNode {
   private snapshotBaseIndex: number;
   /** Entry bytes applied since `snapshotBaseIndex`. */
   private appliedBytesSinceSnapshot = 0;
+  /** This group's part of the process's log budget, if it shares one. */
+  private readonly logShare: LogShare | null;
   /** A snapshot being produced in slices (StateMachine.beginSnapshot); at most one. */
   private snapshotWork: SnapshotInProgress | null = null;
   private lastLeader: NodeId | null = null;
@@ -183,6 +186,7 @@ export class RaftNode {
 
   private constructor(opts: ResolvedOptions, state: RestoredState) {
     this.opts = opts;
+    this.logShare = opts.logBudget?.join() ?? null;
     this.id = opts.id;
     this.group = opts.group;
     this.core = new RaftCore(
@@ -362,7 +366,7 @@ export class RaftNode {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.ticker);
-    this.opts.logBudget?.remove(this);
+    this.logShare?.leave();
     try {
       this.cancelSnapshotWork();
     } catch (error) {
@@ -564,12 +568,12 @@ export class RaftNode {
    * time, and the rule counts from where it began.
    */
   private maybeSnapshot(): void {
-    this.opts.logBudget?.set(this, this.appliedBytesSinceSnapshot);
+    this.logShare?.set(this.appliedBytesSinceSnapshot);
     if (this.snapshotWork !== null) return;
     const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
     const bytesDue =
       this.appliedBytesSinceSnapshot >= this.opts.snapshotLogBytes ||
-      (this.opts.logBudget?.due(this) ?? false);
+      (this.logShare?.due() ?? false);
     if (!entriesDue && !bytesDue) return;
     if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
     const { stateMachine } = this.opts;

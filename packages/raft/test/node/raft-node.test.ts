@@ -208,8 +208,8 @@ describe('RaftNode', () => {
 
   it('snapshots early once a shared log budget is over and it holds its share', async () => {
     const budget = new LogBudget(2000);
-    const other = {}; // another group of the process
-    budget.set(other, 5000);
+    const other = budget.join(); // another group of the process
+    other.set(5000);
     const overrides = { snapshotEntries: 1000, snapshotLogBytes: 1_000_000, logBudget: budget };
     cluster = await TestCluster.start(['n1'], overrides);
     const leader = await cluster.leader();
@@ -218,7 +218,7 @@ describe('RaftNode', () => {
     for (let i = 0; i < 12; i += 1) await leader.propose(set('k', `${big}${i}`));
     expect(leader.status().snapshotIndex).toBe(0);
     expect(budget.heldBytes).toBeGreaterThan(5000 + 12 * 300);
-    budget.set(other, 1000); // the other one snapshotted: this one now holds more than half
+    other.set(1000); // the other one snapshotted: this one now holds more than half
     await leader.propose(set('k', `${big}x`));
     expect(leader.status().snapshotIndex).toBeGreaterThan(0);
     await leader.propose(set('k', `${big}y`));
