@@ -16,6 +16,7 @@ import type {
 } from '@spoolmq/member';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import { parseSizeBytes } from './disk-options.js';
+import { type MemberRow, addMemberRows } from './member-rows.js';
 import type { OperatorEvent } from './operator-event.js';
 import { UsageError } from './usage-error.js';
 
@@ -47,13 +48,12 @@ export interface MemoryOptions {
   readonly logMemoryBytes?: number;
 }
 
-/** The high mark and the cache budget when given (flag over environment); {} for defaults. */
+/** The high mark, the cache budget and the log memory when given (flag over environment). */
 export function memoryOf(flags: Flags, env: Env): MemoryOptions {
   const given = flagOrEnv(flags, 'memory-high-percent', env, 'MQ_MEMORY_HIGH_PERCENT');
   const cache = flagOrEnv(flags, 'payload-cache', env, 'MQ_PAYLOAD_CACHE');
   const log = flagOrEnv(flags, 'log-memory', env, 'MQ_LOG_MEMORY');
-  const out: { memoryHighPercent?: number; payloadCacheBytes?: number; logMemoryBytes?: number } =
-    {};
+  const out: { -readonly [K in keyof MemoryOptions]: MemoryOptions[K] } = {};
   if (cache !== undefined) out.payloadCacheBytes = parseSizeBytes(cache.value, cache.source);
   if (log !== undefined) out.logMemoryBytes = logMemoryOf(log.value, log.source);
   if (given === undefined) return out;
@@ -81,12 +81,7 @@ export function memoryReadyDetailOf(member: Member): Readonly<Record<string, unk
   return { memory: { alarm, usedBytes, limitBytes, highBytes, clearBytes } };
 }
 
-const MEMORY_METRICS: readonly (readonly [
-  string,
-  'gauge' | 'counter',
-  string,
-  (memory: MemoryMonitorStatus) => number | boolean | null,
-])[] = [
+const MEMORY_METRICS: readonly MemberRow<MemoryMonitorStatus>[] = [
   ['mq_member_memory_alarm', 'gauge', 'Heap above its high mark: growth refused (503).', (m) =>
     m.alarm],
   ['mq_member_memory_used_bytes', 'gauge', 'V8 heap in use (latest sample).', (m) => m.usedBytes],
@@ -99,12 +94,7 @@ const MEMORY_METRICS: readonly (readonly [
     m.refusedTotal],
 ];
 
-const BOUNDS_METRICS: readonly (readonly [
-  string,
-  'gauge' | 'counter',
-  string,
-  (bounds: MemoryBoundsStatus) => number,
-])[] = [
+const BOUNDS_METRICS: readonly MemberRow<MemoryBoundsStatus>[] = [
   ['mq_member_payload_cache_bytes', 'gauge', 'Bytes the payload cache holds (with overheads).',
     (b) => b.payloadCacheBytes],
   ['mq_member_payload_cache_max_bytes', 'gauge', 'Payload cache budget (--payload-cache).', (b) =>
@@ -124,21 +114,8 @@ const BOUNDS_METRICS: readonly (readonly [
  * what an older status lacks).
  */
 export function addMemoryFamilies(out: Families, status: MemberStatus): void {
-  const self = { member: status.id };
-  const memory = status.memory;
-  if (memory !== undefined) {
-    for (const [name, type, help, value] of MEMORY_METRICS) {
-      out.add(name, type, help, [memory], (m) => {
-        const shown = value(m);
-        return shown === null ? null : [self, shown];
-      });
-    }
-  }
-  const bounds = status.bounds;
-  if (bounds === undefined) return;
-  for (const [name, type, help, value] of BOUNDS_METRICS) {
-    out.add(name, type, help, [bounds], (b) => [self, value(b)]);
-  }
+  if (status.memory !== undefined) addMemberRows(out, status.id, MEMORY_METRICS, status.memory);
+  if (status.bounds !== undefined) addMemberRows(out, status.id, BOUNDS_METRICS, status.bounds);
 }
 
 /** The memory watermark's metrics alone (tests; /metrics renders them with the rest). */

@@ -14,6 +14,7 @@ import {
 } from '@spoolmq/gateway';
 import type { DiskMonitorStatus, MemberStatus, SpoolReplicaStatus } from '@spoolmq/member';
 import { addMemoryFamilies } from './memory-options.js';
+import { type MemberRow, addMemberRows } from './member-rows.js';
 import { FSYNC_BUCKET_BOUNDS_MS, type StorageStats } from '@spoolmq/raft';
 
 interface GroupRow {
@@ -104,12 +105,7 @@ const SPOOL_METRICS: readonly (readonly [
 ];
 
 /** Storage counters and gauges of a member (one engine shared by all its groups). */
-const STORAGE_METRICS: readonly (readonly [
-  string,
-  MetricType,
-  string,
-  (stats: StorageStats) => number,
-])[] = [
+const STORAGE_METRICS: readonly MemberRow<StorageStats>[] = [
   [
     'mq_member_storage_fsyncs_total',
     'counter',
@@ -224,9 +220,7 @@ export function renderMemberProcessMetrics(
   addDiskFamilies(out, status);
   addMemoryFamilies(out, status);
   if (storage !== null) {
-    for (const [name, type, help, value] of STORAGE_METRICS) {
-      out.add(name, type, help, [storage], (s) => [self, value(s)]);
-    }
+    addMemberRows(out, status.id, STORAGE_METRICS, storage);
     out.histogram(
       'mq_member_storage_fsync_seconds',
       'Latency of writing and syncing one batch.',
@@ -240,12 +234,7 @@ export function renderMemberProcessMetrics(
 }
 
 /** Disk watermark metrics of a member that watches its data volume (none otherwise). */
-const DISK_METRICS: readonly (readonly [
-  string,
-  MetricType,
-  string,
-  (disk: DiskMonitorStatus) => number | boolean | null,
-])[] = [
+const DISK_METRICS: readonly MemberRow<DiskMonitorStatus>[] = [
   [
     'mq_member_disk_alarm',
     'gauge',
@@ -286,14 +275,7 @@ const DISK_METRICS: readonly (readonly [
 
 function addDiskFamilies(out: Families, status: MemberStatus): void {
   const disk = status.disk ?? null;
-  if (disk === null) return;
-  const self = { member: status.id };
-  for (const [name, type, help, value] of DISK_METRICS) {
-    out.add(name, type, help, [disk], (d) => {
-      const shown = value(d);
-      return shown === null ? null : [self, shown];
-    });
-  }
+  if (disk !== null) addMemberRows(out, status.id, DISK_METRICS, disk);
 }
 
 /** The disk watermark of a member (for the admin listener's /metrics; public /metrics has it). */
