@@ -31,7 +31,7 @@ import {
   decodeEntryValue,
   decodeHardStateOrNull,
   decodeSnapshotRecord,
-  encodeEntryValue,
+  EntryValueScratch,
   encodeHardState,
   encodeSnapshotRecord,
   type SnapshotRecord,
@@ -142,6 +142,8 @@ interface EngineContext {
   readonly compactor: Compactor;
   readonly commit: GroupCommit<Batch>;
   readonly files: SnapshotFiles;
+  /** Entry values are encoded here: a batch's put copies each into the native batch at once. */
+  readonly values: EntryValueScratch;
   readonly onTornTail: ((report: TornTailReport) => void) | undefined;
   readonly onHardStateRestored: ((group: GroupId) => void) | undefined;
   /** Throws StorageError `closed` after close(). */
@@ -179,6 +181,7 @@ export class LevelStorageEngine implements StorageEngine {
       compactor: new Compactor(db),
       commit: this.commit,
       files: new SnapshotFiles(join(directory, 'snapshots')),
+      values: new EntryValueScratch(),
       onTornTail: options.onTornTail,
       onHardStateRestored: options.onHardStateRestored,
       check: () => {
@@ -518,7 +521,7 @@ class LevelGroupStorage implements GroupStorage {
         if (!sameSafetyState(hardState, this.lastCopy)) this.putCopy(batch, encoded, hardState);
       }
       for (const entry of entries) {
-        batch.put(this.keys.entry(entry.index), encodeEntryValue(entry));
+        batch.put(this.keys.entry(entry.index), this.context.values.encode(entry));
       }
       for (let index = truncated.from; index <= truncated.to; index++) {
         batch.del(this.keys.entry(index));

@@ -41,7 +41,33 @@ function entryChecksum(index: number, value: Buffer): number {
 
 /** Encodes an entry's value (its index goes into the key and the checksum). */
 export function encodeEntryValue(entry: Entry): Buffer {
-  const value = Buffer.allocUnsafe(ENTRY_HEADER_BYTES + entry.data.length);
+  return writeEntryValue(entry, Buffer.allocUnsafe(ENTRY_HEADER_BYTES + entry.data.length));
+}
+
+/** Values up to this size are encoded into an EntryValueScratch's one reused buffer. */
+export const ENTRY_SCRATCH_BYTES_MAX = 1024 * 1024;
+
+/**
+ * Encodes entry values into one reused buffer, for a caller that copies each value before the
+ * next encode (a LevelDB batch's put copies its value into the native batch at once). A logged
+ * payload then costs no second JavaScript buffer: a short-lived payload-sized buffer per entry
+ * is memory that waits for a garbage collection before the allocator can reuse it.
+ */
+export class EntryValueScratch {
+  private buffer = Buffer.allocUnsafeSlow(4096);
+
+  /** The value of `entry`: a view valid until the next call, or its own buffer when large. */
+  encode(entry: Entry): Buffer {
+    const bytes = ENTRY_HEADER_BYTES + entry.data.length;
+    if (bytes > ENTRY_SCRATCH_BYTES_MAX) return encodeEntryValue(entry);
+    if (bytes > this.buffer.length) {
+      this.buffer = Buffer.allocUnsafeSlow(Math.min(ENTRY_SCRATCH_BYTES_MAX, bytes * 2));
+    }
+    return writeEntryValue(entry, this.buffer.subarray(0, bytes));
+  }
+}
+
+function writeEntryValue(entry: Entry, value: Buffer): Buffer {
   writeU64(value, 4, entry.term);
   value[12] = entry.type;
   value.set(entry.data, ENTRY_HEADER_BYTES);

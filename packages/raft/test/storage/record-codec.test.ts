@@ -5,6 +5,8 @@ import {
   decodeEntryValue,
   decodeHardState,
   decodeSnapshotRecord,
+  ENTRY_SCRATCH_BYTES_MAX,
+  EntryValueScratch,
   encodeEntryValue,
   encodeHardState,
   encodeSnapshotRecord,
@@ -26,6 +28,24 @@ describe('record codec', () => {
     const flipped = Buffer.from(value);
     flipped[14]! ^= 0x04;
     expect(decodeEntryValue(5, flipped)).toBeNull();
+  });
+
+  it('encodes into one reused buffer the same bytes as a fresh encode, large values apart', () => {
+    const scratch = new EntryValueScratch();
+    const sizes = [3, 5000, 100, 70_000, ENTRY_SCRATCH_BYTES_MAX - 13, ENTRY_SCRATCH_BYTES_MAX];
+    const views = sizes.map((size, i) => {
+      const entry = { index: 10 + i, term: 2, type: EntryType.Normal, data: Buffer.alloc(size, i) };
+      const view = scratch.encode(entry);
+      expect(view.equals(encodeEntryValue(entry))).toBe(true);
+      return view;
+    });
+    // Up to the bound the views share one buffer, grown as needed (the caller copies each
+    // before the next)...
+    expect(views[1]!.buffer).toBe(views[2]!.buffer);
+    // ...and a value past it has a buffer of its own, which the scratch does not keep.
+    expect(views[5]!.buffer).not.toBe(views[4]!.buffer);
+    expect(scratch.encode({ index: 1, term: 1, type: EntryType.Normal, data: Buffer.alloc(1) })
+      .buffer).toBe(views[4]!.buffer);
   });
 
   it('round-trips hard states and throws corrupt on a bad one', () => {
