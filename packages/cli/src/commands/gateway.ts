@@ -26,6 +26,13 @@ import { gatewayLogOptions } from '../log-options.js';
 import type { Logger } from '../logger.js';
 import { renderAccountMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { UsageError } from '../usage-error.js';
+import {
+  HEAP_GROWTH_FLAGS,
+  HEAP_GROWTH_USAGE,
+  type HeapGrowthOptions,
+  applyHeapGrowth,
+  heapGrowthOf,
+} from '../heap-growth.js';
 import { clientCredentials, clusterChannelOptions } from '@spoolmq/raft';
 import { TLS_FLAGS, TLS_USAGE, listenerTlsOptions, reloadOnHangup, tlsOf } from '../tls-options.js';
 import {
@@ -44,7 +51,7 @@ import {
   warnIfInsecure,
 } from '../cluster-tls-options.js';
 
-export interface GatewayCommandOptions extends HttpListen {
+export interface GatewayCommandOptions extends HttpListen, HeapGrowthOptions {
   /** Connections one source address may hold on the API. */
   readonly connectionsPerAddress: number;
   /** HTTPS for the API (null: plain HTTP). */
@@ -88,6 +95,7 @@ Options:
 ${TLS_USAGE}
 ${LISTENER_USAGE}
 ${CLUSTER_TLS_USAGE}
+${HEAP_GROWTH_USAGE}
   -h, --help      Show this help.`;
 
 /**
@@ -124,6 +132,7 @@ export function parseGatewayArgs(
     ...CLUSTER_TLS_FLAGS,
     ...TLS_FLAGS,
     ...LISTENER_FLAGS,
+    ...HEAP_GROWTH_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -144,6 +153,7 @@ export function parseGatewayArgs(
     ...httpListenOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
+    ...heapGrowthOf(flags, env),
   };
 }
 
@@ -209,6 +219,7 @@ async function runGateway(argv: readonly string[], context: CommandContext): Pro
     context.out(`${USAGE}\n`);
     return 0;
   }
+  applyHeapGrowth(options);
   const handle = await startGateway(options, context.logger);
   context.logger.info(
     { members: options.members, host: handle.host, port: handle.port, baseUrl: handle.baseUrl },

@@ -6,11 +6,18 @@ import { createLocalService } from '@spoolmq/member';
 import { parseFlags, parseHost, parsePort } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import type { Logger } from '../logger.js';
+import {
+  HEAP_GROWTH_FLAGS,
+  HEAP_GROWTH_USAGE,
+  type HeapGrowthOptions,
+  applyHeapGrowth,
+  heapGrowthOf,
+} from '../heap-growth.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
 
-export interface LocalOptions {
+export interface LocalOptions extends HeapGrowthOptions {
   readonly host: string;
   /** 0-65535; 0 picks a free port (read it back from the handle). */
   readonly port: number;
@@ -36,6 +43,7 @@ messages live in memory only. Stops gracefully on SIGINT or SIGTERM.
 Options:
   --port PORT   TCP port, 0-65535 (0 = any free port). Env MQ_PORT. Default ${DEFAULT_PORT}.
   --host HOST   Address to bind. Env MQ_HOST. Default ${DEFAULT_HOST}.
+${HEAP_GROWTH_USAGE}
   -h, --help    Show this help.`;
 
 /**
@@ -49,6 +57,7 @@ export function parseLocalArgs(
   const flags = parseFlags(argv, {
     port: { type: 'string' },
     host: { type: 'string' },
+    ...HEAP_GROWTH_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -66,7 +75,7 @@ export function parseLocalArgs(
       : env['MQ_HOST'] !== undefined
         ? parseHost(env['MQ_HOST'], 'MQ_HOST')
         : DEFAULT_HOST;
-  return { host, port };
+  return { host, port, ...heapGrowthOf(flags, env) };
 }
 
 /**
@@ -110,6 +119,7 @@ async function runLocal(argv: readonly string[], context: CommandContext): Promi
     context.out(`${USAGE}\n`);
     return 0;
   }
+  applyHeapGrowth(options);
   const handle = await startLocal(options, context.logger);
   logStarted(context.logger, handle);
   await waitForAbort(context.shutdown);

@@ -72,12 +72,19 @@ import {
 } from '../cluster-tls-options.js';
 import { renderMemberProcessMetrics, renderRemoteMetrics } from '../status-metrics.js';
 import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
+import {
+  HEAP_GROWTH_FLAGS,
+  HEAP_GROWTH_USAGE,
+  type HeapGrowthOptions,
+  applyHeapGrowth,
+  heapGrowthOf,
+} from '../heap-growth.js';
 import { MEMORY_FLAGS, MEMORY_USAGE, memoryOf, memoryReadyDetailOf } from '../memory-options.js';
 
 /** Parent of the default data directory, `./data/<id>`. */
 export const MEMBER_DATA_ROOT_DEFAULT = './data';
 
-export interface MemberCommandOptions extends HttpListen, AdminListen {
+export interface MemberCommandOptions extends HttpListen, AdminListen, HeapGrowthOptions {
   /** Connections one source address may hold on the API. */
   readonly connectionsPerAddress: number;
   /** HTTPS for the API and for the admin API (null: plain HTTP). */
@@ -157,6 +164,7 @@ ${ADMIN_TLS_USAGE}
 ${CLUSTER_TLS_USAGE}
 ${DISK_USAGE}
 ${MEMORY_USAGE}
+${HEAP_GROWTH_USAGE}
   -h, --help          Show this help.
 
 Every member of a cluster needs the same admin token (set MQ_ADMIN_TOKEN, or give each the same
@@ -186,6 +194,7 @@ export function parseMemberArgs(
     ...HAND_OFF_FLAGS,
     ...DISK_FLAGS,
     ...MEMORY_FLAGS,
+    ...HEAP_GROWTH_FLAGS,
     join: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -217,6 +226,7 @@ export function parseMemberArgs(
     ...adminListenOf(flags, env, dataDir),
     ...diskOf(flags, env),
     ...memoryOf(flags, env),
+    ...heapGrowthOf(flags, env),
     ...tlsOf(flags, env),
     ...listenerOf(flags, env),
     ...adminTlsOf(flags, env),
@@ -379,6 +389,7 @@ async function runMember(argv: readonly string[], context: CommandContext): Prom
     context.out(`${USAGE}\n`);
     return 0;
   }
+  applyHeapGrowth(options);
   const handle = await startMember(options, context.logger);
   context.logger.info(
     {

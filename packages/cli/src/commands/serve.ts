@@ -52,6 +52,13 @@ import { untilShutdownOrFailure, watchGroupFailures } from '../group-failure.js'
 import { memberConsoleOptions } from '../console-status.js';
 import { startOperatorLog } from '../operator-log.js';
 import { DISK_FLAGS, DISK_USAGE, diskOf, readyDetailOf } from '../disk-options.js';
+import {
+  HEAP_GROWTH_FLAGS,
+  HEAP_GROWTH_USAGE,
+  type HeapGrowthOptions,
+  applyHeapGrowth,
+  heapGrowthOf,
+} from '../heap-growth.js';
 import { MEMORY_FLAGS, MEMORY_USAGE, memoryOf, memoryReadyDetailOf } from '../memory-options.js';
 import { given } from '../given.js';
 
@@ -61,7 +68,7 @@ export const SERVE_MEMBER_ID = 'n1';
 /** How long `mq serve` waits for its member to elect itself and open `default` (ms). */
 export const SERVE_READY_TIMEOUT_MS = 60_000;
 
-export interface ServeOptions extends HttpListen, AdminListen {
+export interface ServeOptions extends HttpListen, AdminListen, HeapGrowthOptions {
   /** Connections one source address may hold on the API. */
   readonly connectionsPerAddress: number;
   /** HTTPS for the API and for the admin API (null: plain HTTP). */
@@ -118,6 +125,7 @@ ${LISTENER_USAGE}
 ${ADMIN_TLS_USAGE}
 ${DISK_USAGE}
 ${MEMORY_USAGE}
+${HEAP_GROWTH_USAGE}
   -h, --help          Show this help.`;
 
 /**
@@ -135,6 +143,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...ADMIN_TLS_FLAGS,
     ...DISK_FLAGS,
     ...MEMORY_FLAGS,
+    ...HEAP_GROWTH_FLAGS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags['help'] === true) return undefined;
@@ -150,6 +159,7 @@ export function parseServeArgs(argv: readonly string[], env: Env): ServeOptions 
     ...adminTlsOf(flags, env),
     ...diskOf(flags, env),
     ...memoryOf(flags, env),
+    ...heapGrowthOf(flags, env),
   };
 }
 
@@ -248,6 +258,7 @@ async function runServe(argv: readonly string[], context: CommandContext): Promi
     context.out(`${USAGE}\n`);
     return 0;
   }
+  applyHeapGrowth(options);
   const handle = await startServe(options, context.logger);
   context.logger.info(
     {
