@@ -301,6 +301,7 @@ export class SpoolReplica implements StateMachine {
     this.nodeValue = node;
     node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
     node.on('error', (error) => this.onNodeStopped(error));
+    this.payloads.setCaching(node.isLeader());
     if (node.isLeader()) this.beginOpening(node.term());
     if (this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
     this.scrubber.start();
@@ -637,6 +638,8 @@ export class SpoolReplica implements StateMachine {
       this.handOffs.rememberOwn(this.host!.handingOff());
       this.stepDown();
     }
+    // Only the leader serves reads (it is or becomes the primary): a follower keeps no cache.
+    this.payloads.setCaching(leaderId === self);
     if (leaderId === self) this.beginOpening(term);
     this.options.onChange?.();
   }

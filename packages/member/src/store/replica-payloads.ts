@@ -57,6 +57,12 @@ export interface ReplicaPayloadStore extends PayloadStore {
   verify(seq: number, location: number, byteLength: number): string | null;
   /** At start, after the saved snapshot was restored: drops what it does not reference. */
   sweep(): void;
+  /**
+   * Whether appends and reads go through the member's payload cache (default yes). Only the
+   * spool's primary serves reads: a follower caching every payload it applies would hold the
+   * cache's whole budget of copies nobody asks for. Turning it off drops what is cached.
+   */
+  setCaching(on: boolean): void;
   /** Makes every appended payload durable. Rejects on an I/O failure. */
   sync(): Promise<void>;
   close(): Promise<void>;
@@ -126,6 +132,9 @@ export class MemoryReplicaPayloads extends MemoryPayloadStore implements Replica
   }
 
   sweep(): void {}
+
+  /** Payloads are in memory here already: nothing to cache. */
+  setCaching(): void {}
 
   async sync(): Promise<void> {}
 

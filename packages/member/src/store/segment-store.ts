@@ -99,6 +99,8 @@ export class SegmentStore implements ReplicaPayloadStore {
   /** Read descriptors of closed segments, oldest use first. */
   private readonly readFds = new Map<number, number>();
   private checkpoints = 0;
+  /** Appends and reads go through the cache (setCaching). */
+  private caching = true;
   private failure: Error | null = null;
   private closed = false;
   /**
@@ -176,7 +178,7 @@ export class SegmentStore implements ReplicaPayloadStore {
     head.bytes += recordBytes;
     head.live++;
     head.liveBytes += payload.byteLength;
-    this.cache.put(this, location, payload);
+    if (this.caching) this.cache.put(this, location, payload);
     return location;
   }
 
@@ -201,7 +203,7 @@ export class SegmentStore implements ReplicaPayloadStore {
     // A plain Uint8Array view: callers compare and copy it as any payload.
     const start = record.byteOffset + RECORD_HEADER_BYTES;
     const payload = new Uint8Array(record.buffer, start, byteLength);
-    this.cache.put(this, location, payload);
+    if (this.caching) this.cache.put(this, location, payload);
     return payload;
   }
 
@@ -403,6 +405,11 @@ export class SegmentStore implements ReplicaPayloadStore {
     for (const segment of [...this.segments.values()]) {
       if (segment !== this.head && segment.live === 0) this.remove(segment);
     }
+  }
+
+  setCaching(on: boolean): void {
+    this.caching = on;
+    if (!on) this.cache.dropOwner(this);
   }
 
   /** Flushes the head and every segment closed since the last sync. */

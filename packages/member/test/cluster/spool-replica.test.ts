@@ -46,6 +46,25 @@ describe('spool group ids', () => {
 });
 
 describe('SpoolReplica failover', () => {
+  it('only the primary caches payloads; a follower that becomes primary starts caching', async () => {
+    cluster = await readyCluster({ level: true, raft: { ...FAST_RAFT, electionTicks: 50 } });
+    const cacheBytes = (member: Member) => member.status().bounds!.payloadCacheBytes;
+    const old = await cluster.primary();
+    await old.service.createQueue('default', 'q', {});
+    for (let i = 0; i < 5; i++) await send(old.service, 'q', bytes(i));
+    await cluster.converged('default');
+    const followers = cluster.ids.filter((id) => id !== old.id);
+    expect(cacheBytes(old)).toBeGreaterThan(5 * 100);
+    expect(followers.map((id) => cacheBytes(cluster!.member(id)))).toEqual([0, 0]);
+
+    await cluster.stopMember(old.id);
+    const next = await cluster.primary('default', followers);
+    const id = await send(next.service, 'q', bytes(9));
+    expect(cacheBytes(next)).toBeGreaterThan(100);
+    for (let i = 0; i < 5; i++) expect((await receiveNow(next.service, 'q')).payload).toEqual(bytes(i));
+    expect((await receiveNow(next.service, 'q')).messageId).toBe(id);
+  });
+
   it('a new primary opens: old tokens 410 primary_changed, pending visible again, startedAt moved', async () => {
     cluster = await readyCluster();
     const old = await cluster.primary();

@@ -132,6 +132,25 @@ describe('SegmentStore', () => {
     expect(cache.hits).toBe(1);
   });
 
+  it('caches nothing while caching is off (a follower), and drops what it held', () => {
+    const cache = new PayloadCache(1 << 20);
+    const store = SegmentStore.open({ dir, cache, segmentBytesMax: 1 << 20 });
+    stores.push(store);
+    const first = store.append(1, payloadOf(1));
+    expect(cache.byteCount).toBeGreaterThan(0);
+    store.setCaching(false);
+    expect(cache.byteCount).toBe(0);
+    const second = store.append(2, payloadOf(2));
+    expect(store.read(2, second, 100)).toEqual(payloadOf(2));
+    expect(store.read(1, first, 100)).toEqual(payloadOf(1));
+    expect(cache.byteCount).toBe(0);
+    expect(cache.hits).toBe(0);
+    store.setCaching(true);
+    expect(store.read(2, second, 100)).toEqual(payloadOf(2));
+    expect(store.read(2, second, 100)).toEqual(payloadOf(2));
+    expect(cache.hits).toBe(1);
+  });
+
   it('deletes a dead segment only once a snapshot begun after its death is saved', () => {
     const store = open(300);
     const a = store.append(1, payloadOf(1));
