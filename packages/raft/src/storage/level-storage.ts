@@ -142,7 +142,11 @@ interface EngineContext {
   readonly compactor: Compactor;
   readonly commit: GroupCommit<Batch>;
   readonly files: SnapshotFiles;
-  /** Entry values are encoded here: a batch's put copies each into the native batch at once. */
+  /**
+   * Entry values are encoded here: a batch's put copies each into the native batch at once
+   * (classic-level's batch_put), and abstract-level keeps a put's value only for `write` event
+   * listeners, which this database never has.
+   */
   readonly values: EntryValueScratch;
   readonly onTornTail: ((report: TornTailReport) => void) | undefined;
   readonly onHardStateRestored: ((group: GroupId) => void) | undefined;
