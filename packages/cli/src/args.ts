@@ -31,6 +31,18 @@ export function parsePort(text: string, source: string): number {
   return Number(text);
 }
 
+/**
+ * Parses a whole number from `min` to `max` written in plain digits (no sign, point, exponent
+ * or leading zero). Throws UsageError naming `source`.
+ */
+export function parseIntegerIn(text: string, source: string, min: number, max: number): number {
+  const value = /^(0|[1-9]\d{0,14})$/.test(text) ? Number(text) : NaN;
+  if (!(value >= min && value <= max)) {
+    throw new UsageError(`${source} must be an integer ${min}-${max}, got '${text}'`);
+  }
+  return value;
+}
+
 /** Checks a host to bind: a non-empty name or address without spaces. Throws UsageError. */
 export function parseHost(text: string, source: string): string {
   if (text === '' || /\s/.test(text)) {

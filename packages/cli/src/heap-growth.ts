@@ -8,8 +8,8 @@
 // same run without it (see the README's "Memory" section).
 
 import { setFlagsFromString } from 'node:v8';
+import { parseIntegerIn } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
-import { UsageError } from './usage-error.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -37,14 +37,9 @@ export interface HeapGrowthOptions {
 export function heapGrowthOf(flags: Flags, env: Env): HeapGrowthOptions {
   const given = flagOrEnv(flags, 'heap-growth', env, 'MQ_HEAP_GROWTH');
   if (given === undefined) return {};
-  const percent = /^\d{1,3}$/.test(given.value) ? Number(given.value) : NaN;
-  if (!(percent >= HEAP_GROWTH_PERCENT_MIN && percent <= HEAP_GROWTH_PERCENT_MAX)) {
-    throw new UsageError(
-      `${given.source} must be an integer ${HEAP_GROWTH_PERCENT_MIN}-` +
-        `${HEAP_GROWTH_PERCENT_MAX}, got '${given.value}'`,
-    );
-  }
-  return { heapGrowthPercent: percent };
+  const { value, source } = given;
+  const min = HEAP_GROWTH_PERCENT_MIN;
+  return { heapGrowthPercent: parseIntegerIn(value, source, min, HEAP_GROWTH_PERCENT_MAX) };
 }
 
 /**

@@ -14,6 +14,7 @@ import type {
   MemoryBoundsStatus,
   MemoryMonitorStatus,
 } from '@spoolmq/member';
+import { parseIntegerIn } from './args.js';
 import { type Env, flagOrEnv } from './cluster-options.js';
 import { parseSizeBytes } from './disk-options.js';
 import { type MemberRow, addMemberRows } from './member-rows.js';
@@ -56,12 +57,9 @@ export function memoryOf(flags: Flags, env: Env): MemoryOptions {
   const out: { -readonly [K in keyof MemoryOptions]: MemoryOptions[K] } = {};
   if (cache !== undefined) out.payloadCacheBytes = parseSizeBytes(cache.value, cache.source);
   if (log !== undefined) out.logMemoryBytes = logMemoryOf(log.value, log.source);
-  if (given === undefined) return out;
-  const percent = /^\d{2}$/.test(given.value) ? Number(given.value) : NaN;
-  if (!(percent >= 11 && percent <= 99)) {
-    throw new UsageError(`${given.source} must be an integer 11-99, got '${given.value}'`);
+  if (given !== undefined) {
+    out.memoryHighPercent = parseIntegerIn(given.value, given.source, 11, 99);
   }
-  out.memoryHighPercent = percent;
   return out;
 }
 

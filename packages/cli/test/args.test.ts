@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseIntegerIn } from '../src/args.js';
 import { UsageError, parseFlags, parseHost, parsePort } from '../src/index.js';
 
 describe('parseFlags', () => {
@@ -15,6 +16,16 @@ describe('parsePort', () => {
     expect(parsePort('0', 'x')).toBe(0);
     expect(parsePort('65535', 'x')).toBe(65_535);
     for (const bad of ['65536', '-1', '8080a', '', '1e3', ' 80']) expect(() => parsePort(bad, 'x')).toThrow(UsageError);
+  });
+});
+
+describe('parseIntegerIn', () => {
+  it('accepts plain digits within the bounds, naming the source otherwise', () => {
+    expect(parseIntegerIn('11', 'x', 11, 99)).toBe(11);
+    expect(parseIntegerIn('0', 'x', 0, 5)).toBe(0);
+    for (const bad of ['10', '100', '011', '-20', '1e2', '50.5', '', ' 50', 'fifty']) {
+      expect(() => parseIntegerIn(bad, '--n', 11, 99)).toThrow(/--n must be an integer 11-99/);
+    }
   });
 });
 
