@@ -10,6 +10,7 @@
 // script does that first).
 import { spawn } from 'node:child_process';
 import { COLOCATED_NODE_FLAGS } from './colocated-node-flags.mjs';
+import { MQ_LAUNCHER, launcherEnv } from './mq-launcher.mjs';
 import { clusterCertFlags } from './cluster-certs.mjs';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -90,7 +91,7 @@ function startChild(name, args) {
   const log = openSync(logPath, 'a');
   const env = { ...process.env, MQ_LOG_LEVEL: process.env.MQ_LOG_LEVEL ?? 'info' };
   for (const key of ['MQ_ID', 'MQ_PEERS', 'MQ_LISTEN', 'MQ_DATA_DIR', 'MQ_PORT', 'MQ_HOST', 'MQ_MEMBERS', 'MQ_ADMIN_PORT', 'MQ_ADMIN_HOST', 'MQ_ADMIN_TOKEN', 'MQ_ADMIN_TOKEN_FILE', 'MQ_CLUSTER_CA', 'MQ_CLUSTER_CERT', 'MQ_CLUSTER_KEY', 'MQ_INSECURE_CLUSTER']) delete env[key];
-  const child = spawn(process.execPath, [...COLOCATED_NODE_FLAGS, CLI_MAIN, ...args], { stdio: ['ignore', log, log], env, detached: true });
+  const child = spawn(MQ_LAUNCHER, args, { stdio: ['ignore', log, log], env: launcherEnv(env, COLOCATED_NODE_FLAGS), detached: true });
   closeSync(log);
   children.set(name, child);
   child.once('exit', (code, signal) => {

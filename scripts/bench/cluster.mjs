@@ -21,9 +21,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { COLOCATED_NODE_FLAGS } from '../colocated-node-flags.mjs';
+import { MQ_LAUNCHER, launcherEnv } from '../mq-launcher.mjs';
 import { clusterCertFlags } from '../cluster-certs.mjs';
 import { benchAdminToken, benchApiKey } from './lib/mq-accounts.mjs';
 import {
@@ -39,7 +40,6 @@ import {
   writeResults,
 } from './lib/index.mjs';
 
-const CLI_MAIN = fileURLToPath(new URL('../../packages/cli/dist/main.js', import.meta.url));
 const TARGET_SENDS_PER_S = 5_000;
 const TARGET_P99_MS = 50;
 const WARMUP_MESSAGES = 5_000;
@@ -99,8 +99,8 @@ const ADMIN_TOKEN = benchAdminToken();
 function spawnMq(name, args, cpuProf, nodeFlags = []) {
   const nodeArgs = [...nodeFlags];
   if (cpuProf) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${REPO_ROOT}bench-results/prof`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`);
-  const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], {
-    env: { ...process.env, MQ_LOG_LEVEL: 'warn', MQ_ADMIN_TOKEN: ADMIN_TOKEN },
+  const child = spawnTracked(MQ_LAUNCHER, args, {
+    env: launcherEnv({ ...process.env, MQ_LOG_LEVEL: 'warn', MQ_ADMIN_TOKEN: ADMIN_TOKEN }, nodeArgs),
   });
   // Keep the pipes drained; warnings and errors (MQ_LOG_LEVEL=warn) are printed when it stops.
   const log = [];

@@ -13,7 +13,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import { relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import {
   REPO_ROOT,
@@ -28,8 +28,8 @@ import {
   waitForLogLine,
   writeResults,
 } from './lib/index.mjs';
+import { MQ_LAUNCHER, launcherEnv } from '../mq-launcher.mjs';
 
-const CLI_MAIN = fileURLToPath(new URL('../../packages/cli/dist/main.js', import.meta.url));
 const TARGET_SENDS_PER_S = 15_000;
 const TARGET_CYCLES_PER_S = 7_000;
 const WARMUP_MESSAGES = 5_000;
@@ -71,8 +71,8 @@ export async function run({ flags = {} } = {}) {
 
 async function startServer(cpuProf) {
   const nodeArgs = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${REPO_ROOT}bench-results/prof`] : [];
-  const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, 'local', '--port', '0', '--host', '127.0.0.1'], {
-    env: { ...process.env, MQ_LOG_LEVEL: 'info' },
+  const child = spawnTracked(MQ_LAUNCHER, ['local', '--port', '0', '--host', '127.0.0.1'], {
+    env: launcherEnv({ ...process.env, MQ_LOG_LEVEL: 'info' }, nodeArgs),
   });
   const line = await waitForLogLine(child, (record) => typeof record.port === 'number' && typeof record.baseUrl === 'string');
   // Keep draining the child's output so a chatty server never blocks on a full pipe.

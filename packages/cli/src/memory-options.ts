@@ -38,7 +38,7 @@ export const MEMORY_USAGE = `\
   --payload-cache SIZE
                       Memory for recent payloads, so consumers that keep up read from memory;
                       each entry is charged its bytes plus 256. Bytes, or with KiB, MiB, GiB;
-                      0 turns it off. Default 64MiB. Env MQ_PAYLOAD_CACHE.
+                      0 turns it off. Default 32MiB. Env MQ_PAYLOAD_CACHE.
   --log-memory SIZE   Memory for logged entries not yet covered by a snapshot, across spools
                       (each payload is held there until then); past it the spools holding
                       the most snapshot early. At least 1MiB. Default 64MiB. Env MQ_LOG_MEMORY.`;

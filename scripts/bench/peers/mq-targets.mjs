@@ -3,19 +3,18 @@
 // `npm run cluster` gives co-located processes). Each start() spawns tracked children, waits
 // until the API answers, and resolves the connection the load generator needs.
 import { createWriteStream } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
+import { MQ_LAUNCHER, launcherEnv } from '../../mq-launcher.mjs';
 import { clusterCertFlags } from '../../cluster-certs.mjs';
 import { killAndWait, spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
 import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
 import { ProxyMesh } from '../../../packages/testkit/dist/chaos/proxy-mesh.js';
 
-const CLI_MAIN = fileURLToPath(new URL('../../../packages/cli/dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
 
 function spawnMq(args, nodeArgs = [], env = {}) {
-  const child = spawnTracked(process.execPath, [...nodeArgs, CLI_MAIN, ...args], { env: { ...process.env, MQ_LOG_LEVEL: 'info', ...env } });
+  const child = spawnTracked(MQ_LAUNCHER, args, { env: launcherEnv({ ...process.env, MQ_LOG_LEVEL: 'info', ...env }, nodeArgs) });
   return child;
 }
 

@@ -64,7 +64,7 @@ export interface MemberOptions {
   readonly replicasPerSpool?: number;
   readonly waitersPerQueueMax?: number;
   /**
-   * Bytes of payloads the member keeps in memory for reads, across its spools (default 64 MiB):
+   * Bytes of payloads the member keeps in memory for reads, across its spools (default 32 MiB):
    * a consumer that keeps up reads from it; older payloads are read from their segment files.
    */
   readonly payloadCacheBytes?: number;

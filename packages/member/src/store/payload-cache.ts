@@ -5,8 +5,11 @@
 
 import { assert } from '@spoolmq/engine';
 
-/** Default cache budget of a member, bytes. */
-export const PAYLOAD_CACHE_BYTES_DEFAULT = 64 * 1024 * 1024;
+/**
+ * Default cache budget of a member, bytes: the last 2,000 payloads of 16 KiB, a second or more
+ * of a busy queue's sends (see the README's Memory for what the earlier 64 MiB cost).
+ */
+export const PAYLOAD_CACHE_BYTES_DEFAULT = 32 * 1024 * 1024;
 
 /**
  * Memory an entry costs beside its payload's buffer: the entry, its map slot, and the typed array

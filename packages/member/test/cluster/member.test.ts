@@ -165,7 +165,7 @@ describe('Member', () => {
     await member.service.ack('default', leased.lease);
     // Its memory bounds in its status (and so on /metrics): defaults, and what they hold.
     const bounds = member.status().bounds!;
-    expect([bounds.payloadCacheBytesMax, bounds.logBytesMax]).toEqual([2 ** 26, 2 ** 26]);
+    expect([bounds.payloadCacheBytesMax, bounds.logBytesMax]).toEqual([2 ** 25, 2 ** 26]);
     expect(bounds.payloadCacheBytes).toBeGreaterThan(256); // the unacked payload, overhead too
     expect(bounds.payloadCacheHits).toBeGreaterThanOrEqual(1); // the receive read from memory
     expect(bounds.logBytes).toBeGreaterThan(2);

@@ -35,8 +35,8 @@ describe('deploy/Dockerfile', () => {
     return JSON.parse(line!.slice(name.length + 1)) as string[];
   };
 
-  it('runs the built CLI, and its default command is a valid `mq serve` on /data', () => {
-    expect(instruction('ENTRYPOINT')).toEqual(['node', 'packages/cli/dist/main.js']);
+  it('runs the launcher, and its default command is a valid `mq serve` on /data', () => {
+    expect(instruction('ENTRYPOINT')).toEqual(['packages/cli/bin/mq']);
     const { command, rest } = commandOf(instruction('CMD'));
     expect(command).toBe('serve');
     const serve = parseServeArgs(rest, {});
@@ -61,10 +61,11 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('runs the built CLI with the node flags of co-located processes, as npm run cluster does', async () => {
+  it('runs the launcher with the node flags of co-located processes, as npm run cluster does', async () => {
     const { COLOCATED_NODE_FLAGS } = await import('../../../../scripts/colocated-node-flags.mjs');
     for (const name of [...memberNames, 'gateway']) {
-      expect(services[name]!['entrypoint'], name).toEqual(['node', ...COLOCATED_NODE_FLAGS, 'packages/cli/dist/main.js']);
+      expect(services[name]!['entrypoint'], name).toEqual(['packages/cli/bin/mq']);
+      expect(services[name]!['environment']['MQ_NODE_FLAGS'], name).toBe(COLOCATED_NODE_FLAGS.join(' '));
     }
   });
 
