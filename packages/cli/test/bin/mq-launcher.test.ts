@@ -79,8 +79,8 @@ describe('the mq launcher', () => {
     expect(line).toBe('MALLOC_MMAP_THRESHOLD_=131072');
     expect(launch(['version']).seen?.threshold).toBe('131072');
     expect(launch(['version'], { MALLOC_MMAP_THRESHOLD_: '65536' }).seen?.threshold).toBe('65536');
-    // Set but empty is set: the caller asked for glibc's default.
-    expect(launch(['version'], { MALLOC_MMAP_THRESHOLD_: '' }).seen?.threshold).toBe('');
+    // Set to nothing asks for glibc's own default: unset, since glibc reads an empty value as 0.
+    expect(launch(['version'], { MALLOC_MMAP_THRESHOLD_: '' }).seen?.threshold).toBeNull();
   });
 
   it('gives node the flags of MQ_NODE_FLAGS, and none without it', () => {
