@@ -2,13 +2,26 @@
 // compiled pattern in its fixed wasm heap until its wrapper is deleted, so an evicted pattern is
 // deleted explicitly. The gateway vets patterns (syntax and compile cost) before they reach here.
 
+import { createRequire } from 'node:module';
 import { MqError } from '@spoolmq/engine';
-import re2 from 're2-wasm';
+import type re2Module from 're2-wasm';
 
 /** Compiled patterns kept. */
 const PATTERNS_MAX = 64;
 
-type Compiled = InstanceType<typeof re2.RE2>;
+type Re2 = typeof re2Module;
+type Compiled = InstanceType<Re2['RE2']>;
+
+const require = createRequire(import.meta.url);
+let loaded: Re2 | undefined;
+
+/**
+ * re2-wasm, loaded at the first pattern: its wasm instance (a fixed 16 MiB heap) costs a process
+ * RSS and V8 external memory from the start, and most processes never see a `match`.
+ */
+function re2(): Re2 {
+  return (loaded ??= require('re2-wasm') as Re2);
+}
 
 interface Entry {
   readonly compiled: Compiled;
@@ -30,7 +43,7 @@ export class PatternCache {
     }
     let compiled: Compiled;
     try {
-      compiled = new re2.RE2(pattern, 'u');
+      compiled = new (re2().RE2)(pattern, 'u');
     } catch {
       throw new MqError('invalid_argument', 'match is not a valid RE2 pattern', { field: 'match' });
     }
