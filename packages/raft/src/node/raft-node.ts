@@ -116,6 +116,8 @@ interface Watcher {
 interface SnapshotInProgress {
   readonly work: SnapshotWork;
   readonly index: number;
+  /** The node's appliedBytesTotal at `index`: what the log holds stops counting there once taken. */
+  readonly appliedBytesAtIndex: number;
   /** Storage writing the chunks as they come (GroupStorage.beginSnapshot), or null. */
   readonly sink: SnapshotSink | null;
   /** Without a sink: the chunks produced so far, saved together at the end. */
@@ -157,6 +159,14 @@ export class RaftNode {
   private snapshotBaseIndex: number;
   /** Entry bytes applied since `snapshotBaseIndex`. */
   private appliedBytesSinceSnapshot = 0;
+  /**
+   * Entry bytes ever applied, and that total at the index the log was last compacted to: their
+   * difference is what the log keeps in memory, reported to the log budget. It differs from
+   * appliedBytesSinceSnapshot while a sliced snapshot is being written: the rule counts from
+   * where the work began, but the entries stay in memory until the snapshot is stored.
+   */
+  private appliedBytesTotal = 0;
+  private compactedBytesTotal = 0;
   /** This group's part of the process's log budget, if it shares one. */
   private readonly logShare: LogShare | null;
   /** A snapshot being produced in slices (StateMachine.beginSnapshot); at most one. */
@@ -524,6 +534,7 @@ export class RaftNode {
     this.lastSnapshotIndex = snapshot.meta.index;
     this.lastSnapshotBytes = snapshot.data.dataBytes;
     this.countSnapshotFrom(snapshot.meta.index);
+    this.compactedTo(this.appliedBytesTotal);
     this.emit('config-change', null, snapshot.meta.config);
   }
 
@@ -531,6 +542,7 @@ export class RaftNode {
     for (const entry of entries) {
       this.applied = entry.index;
       this.appliedBytesSinceSnapshot += entry.data.length;
+      this.appliedBytesTotal += entry.data.length;
       let result: unknown;
       if (entry.type === EntryType.Normal) {
         const { index, term, data } = entry;
@@ -568,7 +580,7 @@ export class RaftNode {
    * time, and the rule counts from where it began.
    */
   private maybeSnapshot(): void {
-    this.logShare?.set(this.appliedBytesSinceSnapshot);
+    this.logShare?.set(this.appliedBytesTotal - this.compactedBytesTotal);
     if (this.snapshotWork !== null) return;
     const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
     const bytesDue =
@@ -584,6 +596,7 @@ export class RaftNode {
     const data = new ChunkedSnapshotData([stateMachine.snapshot()]);
     const snapshot = this.snapshotTaken(this.applied, data);
     this.countSnapshotFrom(this.applied);
+    this.compactedTo(this.appliedBytesTotal);
     this.keepSnapshot(snapshot);
   }
 
@@ -598,6 +611,7 @@ export class RaftNode {
     const pending: SnapshotInProgress = {
       work,
       index,
+      appliedBytesAtIndex: this.appliedBytesTotal,
       sink,
       chunks: [],
       writing: null,
@@ -673,6 +687,7 @@ export class RaftNode {
     if (sink === null) {
       const data = new ChunkedSnapshotData(pending.chunks);
       this.keepSnapshot(this.snapshotTaken(index, data));
+      this.compactedTo(pending.appliedBytesAtIndex);
       return;
     }
     // Taken once stored: the core then holds the file's handle, never the bytes. A snapshot
@@ -682,6 +697,7 @@ export class RaftNode {
       this.snapshotTaken(index, data);
       this.lastSnapshotIndex = index;
       this.lastSnapshotBytes = data.dataBytes;
+      this.compactedTo(pending.appliedBytesAtIndex);
     });
     this.background = Promise.all([this.background, stored]).then(noop, (error: unknown) =>
       this.fail(asStorageError(error)),
@@ -701,6 +717,16 @@ export class RaftNode {
     if (sink === null) return;
     const written = (pending.writing ?? Promise.resolve()).then(noop, noop);
     void written.then(() => sink.abort());
+  }
+
+  /**
+   * The log was compacted to the index where `appliedBytesTotal` was `bytesTotal` (entries kept
+   * behind a snapshot for lagging followers, bounded by retainEntries and retainBytes, are not
+   * counted): the log budget hears what the log now holds.
+   */
+  private compactedTo(bytesTotal: number): void {
+    this.compactedBytesTotal = Math.max(this.compactedBytesTotal, bytesTotal);
+    this.logShare?.set(this.appliedBytesTotal - this.compactedBytesTotal);
   }
 
   /** The snapshot rule counts entries and bytes from `index` on. */

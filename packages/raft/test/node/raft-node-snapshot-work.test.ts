@@ -4,7 +4,9 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RaftCore } from '../../src/core/raft.js';
+import { LogBudget } from '../../src/node/log-budget.js';
 import { RaftError } from '../../src/node/raft-error.js';
+import type { RaftNodeOptions } from '../../src/node/options.js';
 import type { RaftNode } from '../../src/node/raft-node.js';
 import type { AppliedEntry, SnapshotSlice, SnapshotWork } from '../../src/node/state-machine.js';
 import type { NodeId, Snapshot } from '../../src/types.js';
@@ -113,8 +115,12 @@ class SlicedKvStore extends KvStore {
   }
 }
 
-async function startSliced(voters: readonly NodeId[], retainEntries: number): Promise<TestCluster> {
-  const overrides = { snapshotEntries: 10, retainEntries, snapshotSliceBytes: SLICE_BYTES };
+async function startSliced(
+  voters: readonly NodeId[],
+  retainEntries: number,
+  more: Partial<RaftNodeOptions> = {},
+): Promise<TestCluster> {
+  const overrides = { snapshotEntries: 10, retainEntries, snapshotSliceBytes: SLICE_BYTES, ...more };
   return TestCluster.start(voters, overrides, (id) => {
     // Read when a work begins, inside the node's turn: the index the snapshot must describe.
     return new SlicedKvStore(() => cluster!.node(id).status().appliedIndex);
@@ -233,6 +239,36 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     expect(core.logBaseIndex()).toBe(work.index);
     for (const w of late) expect(core.entryAt(w.index).index).toBe(w.index);
     expect(core.latestSnapshot()?.meta.index).toBe(work.index);
+  });
+
+  it('reports every entry it keeps to the log budget until the sliced snapshot is stored', async () => {
+    const budget = new LogBudget(1_000_000);
+    cluster = await startSliced(['n1'], 0, { logBudget: budget });
+    const leader = await cluster.leader();
+    const member = cluster.member(leader.id);
+    sliced(member).hold = true;
+    const writes: Written[] = [];
+    const work = await writeUntilWorkBegins(leader, member, writes);
+    for (let i = 0; i < 5; i += 1) await write(leader, writes, `late${i}`, `w${i}`);
+    const core = coreOf(leader);
+    /** Bytes of the applied entries after `base`, as the log holds them. */
+    const bytesAfter = (base: number): number => {
+      let bytes = 0;
+      for (let i = base + 1; i <= leader.status().appliedIndex; i += 1) {
+        bytes += core.entryAt(i).data.length;
+      }
+      return bytes;
+    };
+    // The work began at work.index, but nothing is compacted before it is stored: the budget
+    // hears of every entry in memory, not only of those applied since the work began.
+    expect(core.logBaseIndex()).toBe(0);
+    expect(bytesAfter(work.index)).toBeLessThan(bytesAfter(0));
+    expect(budget.heldBytes).toBe(bytesAfter(0));
+
+    sliced(member).hold = false;
+    await waitFor(() => leader.status().snapshotIndex !== 0);
+    expect(core.logBaseIndex()).toBe(work.index);
+    expect(budget.heldBytes).toBe(bytesAfter(work.index));
   });
 
   it('restarts a member from its sliced snapshot, and installs it on a new member', async () => {
