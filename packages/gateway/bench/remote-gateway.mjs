@@ -1,7 +1,7 @@
 // Child process of remote.mjs: the gateway (built, dist/) over RemoteSpoolService to the member
 // at argv[2], or, with argv[2] = `in-process`, over the local service in this process (the
 // baseline without the RPC hop). Prints `port N`; SIGUSR2 prints the process CPU time (us).
-import { RemoteSpoolService, startHttpServer } from '../dist/index.js';
+import { RemoteSpoolService, insecureCredentials, startHttpServer } from '../dist/index.js';
 import { createLocalService } from '../../member/dist/index.js';
 
 process.on('SIGUSR2', () => {
@@ -13,7 +13,10 @@ let service;
 if (target === 'in-process') {
   service = createLocalService();
 } else {
-  service = new RemoteSpoolService({ members: { m1: target } });
+  service = new RemoteSpoolService({
+    members: { m1: target },
+    credentials: insecureCredentials, // the member end is insecure too (remote-member.mjs)
+  });
   if (!(await service.probeNow())) throw new Error(`member ${target} did not answer`);
 }
 const server = await startHttpServer(service, { port: 0 });

@@ -22,7 +22,7 @@ const payloadBytes = flag('payload', 128);
 /** A child process printing `key value` lines; `ask` sends SIGUSR2 for its CPU time. */
 function child(script, args) {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  const proc = spawn(process.execPath, [path, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...(process.env.X_PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/rprof"] : []), path, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let pending;
   let buffered = '';
   proc.stdout.on('data', (data) => {
