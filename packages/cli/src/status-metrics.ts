@@ -102,6 +102,12 @@ const SPOOL_METRICS: readonly (readonly [
     'Scrub passes completed over every live payload record since the start.',
     (s) => s.scrubPasses,
   ],
+  [
+    'mq_member_spool_lacking_hand_offs_total',
+    'counter',
+    'Leaderships handed to an up-to-date voter instead of opening with payloads lacking.',
+    (s) => s.lackingHandOffs,
+  ],
 ];
 
 /** Storage counters and gauges of a member (one engine shared by all its groups). */

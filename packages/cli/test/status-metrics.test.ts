@@ -57,6 +57,7 @@ const status: MemberStatus = {
       payloadsScrubbed: 512,
       payloadsScrubBad: 1,
       scrubPasses: 1,
+      lackingHandOffs: 1,
     },
   ],
   depths: [{ spool: 'acme/default', delayed: 1, visible: 5, pending: 2, failed: 3, unavailable: 1, total: 11, dataBytes: 4096 }],
@@ -84,6 +85,7 @@ describe('renderMemberMetrics', () => {
     expect(text).toContain(`mq_member_spool_payloads_scrubbed_total${labels} 512\n`);
     expect(text).toContain(`mq_member_spool_payloads_scrub_bad_total${labels} 1\n`);
     expect(text).toContain(`mq_member_spool_scrub_passes_total${labels} 1\n`);
+    expect(text).toContain(`mq_member_spool_lacking_hand_offs_total${labels} 1\n`);
   });
 
   it('reports queue depth by state, leases and stored totals of the spools served here', () => {

@@ -56,6 +56,8 @@ import {
   servePayloadChunks,
 } from './payload-fetch.js';
 import { HandOffTracker, encodeHandOff, isHandOffRecord } from './hand-off-record.js';
+import { LackingLeaderHandOff } from './lacking-leader.js';
+import { chooseHeir } from './lame-duck.js';
 import { PayloadScrubber, type ScrubFinding } from './payload-scrub.js';
 import { RaftCommandLog } from './raft-command-log.js';
 import { RAFT_TICK_MS_DEFAULT, type RaftTuning, tuningOptions } from './raft-tuning.js';
@@ -150,6 +152,8 @@ export interface SpoolReplicaStatus {
   readonly payloadsScrubBad: number;
   /** Scrub passes completed over every live record since the start. */
   readonly scrubPasses: number;
+  /** Leaderships handed to an up-to-date voter instead of opening with payloads lacking. */
+  readonly lackingHandOffs: number;
 }
 
 const GROUP_PREFIX = 'spool:';
@@ -203,6 +207,7 @@ export class SpoolReplica implements StateMachine {
    */
   private pendingCheckpoint: number | null = null;
   private readonly fetcher: PayloadFetcher;
+  private readonly lackingLeader: LackingLeaderHandOff;
   private readonly scrubber: PayloadScrubber;
   /** The scan of this replica's own store after a restore, while it runs (restorePayloads). */
   private recovery: HeldPayloadRecovery | null = null;
@@ -245,6 +250,19 @@ export class SpoolReplica implements StateMachine {
       store: payloads,
       closed: () => this.closed || this.failure !== null,
       found: (finding) => this.payloadScrubbedBad(finding),
+    });
+    this.lackingLeader = new LackingLeaderHandOff({
+      clock: this.retryClock,
+      tickMs: this.tickMs,
+      lacking: () => this.payloadsFetching(),
+      leads: (term) => {
+        const node = this.nodeValue;
+        const open = this.closed || this.lameDuck || this.host !== null;
+        return !open && node !== null && node.isLeader() && node.term() === term;
+      },
+      open: (term) => this.beginOpening(term),
+      heir: () => chooseHeir(this.options.memberId, this.node, new Map(), new Set()),
+      transfer: (to) => this.node.transferLeadership(to),
     });
   }
 
@@ -302,7 +320,7 @@ export class SpoolReplica implements StateMachine {
     node.on('leader-change', (leaderId, term) => this.onLeaderChange(leaderId, term));
     node.on('error', (error) => this.onNodeStopped(error));
     this.payloads.setCaching(node.isLeader());
-    if (node.isLeader()) this.beginOpening(node.term());
+    if (node.isLeader()) this.lackingLeader.lead(node.term());
     if (this.engineValue.missingPayloadCount > 0) this.fetcher.kick();
     this.scrubber.start();
   }
@@ -535,6 +553,7 @@ export class SpoolReplica implements StateMachine {
       payloadsScrubbed: this.scrubber.scrubbed,
       payloadsScrubBad: this.scrubber.bad,
       scrubPasses: this.scrubber.passes,
+      lackingHandOffs: this.lackingLeader.handOffs,
     };
   }
 
@@ -578,6 +597,7 @@ export class SpoolReplica implements StateMachine {
     this.closed = true;
     this.stepDown();
     this.scrubber.stop();
+    this.lackingLeader.cancel();
     if (this.retryTimer !== null) this.retryClock.clearTimer(this.retryTimer);
     this.retryTimer = null;
     this.options.router.remove(this.group);
@@ -640,7 +660,7 @@ export class SpoolReplica implements StateMachine {
     }
     // Only the leader serves reads (it is or becomes the primary): a follower keeps no cache.
     this.payloads.setCaching(leaderId === self);
-    if (leaderId === self) this.beginOpening(term);
+    if (leaderId === self) this.lackingLeader.lead(term);
     this.options.onChange?.();
   }
 

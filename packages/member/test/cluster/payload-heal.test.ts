@@ -188,6 +188,14 @@ describe('a replica keeps the good copies it holds', () => {
     // Not ready while it fetches the good copy (the others hold the only ones meanwhile).
     expect(member.service.ready()).toBe(false);
     expect(member.payloadsLacking()).toEqual([{ spool: 'default', fetching: 1, unrepaired: 0 }]);
+    // Made leader meanwhile, it does not open (it would answer unavailable for the message it
+    // lacks): it hands the leadership to a voter that holds everything.
+    await primary.replica('default')!.node.transferLeadership(damaged).catch(() => undefined);
+    await waitFor(() => restarted.status().lackingHandOffs === 1);
+    const holder = await c.primary();
+    expect(holder.id).not.toBe(damaged);
+    expect(restarted.status().serving).toBe(false);
+    expect(restarted.status().payloadsMissing).toBe(1);
     release();
     await waitFor(() => restarted.status().payloadsMissing === 0);
     expect(member.payloadsLacking()).toEqual([]);
@@ -195,7 +203,8 @@ describe('a replica keeps the good copies it holds', () => {
     await member.ready();
 
     // The repaired member serves: every message with the right bytes, the repaired one included.
-    await primary.replica('default')!.node.transferLeadership(damaged);
+    // From whoever leads now: the hand-over above went to either of the others.
+    await (await c.primary()).replica('default')!.node.transferLeadership(damaged);
     const serving = await c.primary();
     expect(serving.id).toBe(damaged);
     for (let i = 0; i < 10; i++) {

@@ -116,7 +116,7 @@ interface Watcher {
 interface SnapshotInProgress {
   readonly work: SnapshotWork;
   readonly index: number;
-  /** The node's appliedBytesTotal at `index`: what the log holds stops counting there once taken. */
+  /** appliedBytesTotal at `index`: once taken, the log holds what was applied after it. */
   readonly appliedBytesAtIndex: number;
   /** Storage writing the chunks as they come (GroupStorage.beginSnapshot), or null. */
   readonly sink: SnapshotSink | null;
