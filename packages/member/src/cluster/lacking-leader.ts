@@ -23,6 +23,8 @@ export interface LackingLeaderDeps {
   readonly tickMs: number;
   /** Payloads the replica lacks and still hopes to fetch. */
   lacking(): number;
+  /** Whether the group has another voter (a sole member has nobody to hand over to). */
+  hasPeers(): boolean;
   /** Whether the replica still leads in `term` and may open there (not open, closing or lame). */
   leads(term: number): boolean;
   /** Opens as primary in `term` (proposes the barrier). */
@@ -49,7 +51,8 @@ export class LackingLeaderHandOff {
   lead(term: number): void {
     this.cancel();
     const { deps } = this;
-    if (deps.lacking() === 0 || deps.clock.nowMs() < this.lastAtMs + LACKING_HAND_OFF_PAUSE_MS) {
+    const paused = deps.clock.nowMs() < this.lastAtMs + LACKING_HAND_OFF_PAUSE_MS;
+    if (deps.lacking() === 0 || !deps.hasPeers() || paused) {
       deps.open(term);
       return;
     }

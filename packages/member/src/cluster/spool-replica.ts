@@ -255,10 +255,11 @@ export class SpoolReplica implements StateMachine {
       clock: this.retryClock,
       tickMs: this.tickMs,
       lacking: () => this.payloadsFetching(),
+      hasPeers: () => this.node.status().config.voters.length > 1,
       leads: (term) => {
         const node = this.nodeValue;
-        const open = this.closed || this.lameDuck || this.host !== null;
-        return !open && node !== null && node.isLeader() && node.term() === term;
+        const settled = this.closed || this.lameDuck || this.host !== null;
+        return !settled && node !== null && node.isLeader() && node.term() === term;
       },
       open: (term) => this.beginOpening(term),
       heir: () => chooseHeir(this.options.memberId, this.node, new Map(), new Set()),

@@ -19,6 +19,7 @@ function replica(lacking: number) {
   const state = {
     lacking,
     leading: true,
+    peers: true,
     heir: null as string | null,
     transferFails: false,
     opened: [] as number[],
@@ -28,6 +29,7 @@ function replica(lacking: number) {
     clock,
     tickMs: TICK_MS,
     lacking: () => state.lacking,
+    hasPeers: () => state.peers,
     leads: () => state.leading,
     open: (term) => state.opened.push(term),
     heir: () => state.heir,
@@ -49,6 +51,14 @@ describe('a new leader and the payloads it lacks', () => {
     expect(state.opened).toEqual([3]);
     expect(state.transfers).toEqual([]);
     expect(handOff.handOffs).toBe(0);
+  });
+
+  it('opens at once as the sole voter of its group, whatever it lacks', () => {
+    const { clock, state, handOff } = replica(5);
+    state.peers = false;
+    handOff.lead(3);
+    expect(state.opened).toEqual([3]);
+    expect(clock.pendingTimers).toBe(0);
   });
 
   it('hands over to the heir once one replicates, and does not open', async () => {
