@@ -1,7 +1,8 @@
 // The operator's log: one info line per thing an on-call person acts on — a group's leader (a
 // spool's primary) moving or lost, an election that kept its leader, this member opening or
 // closing a spool as primary, members joining or leaving the metadata group, spool replicas
-// added to or removed from this member, a replica stopping on a storage failure, the disk alarm
+// added to or removed from this member, a replica stopping on a storage failure, a new primary
+// lacking payloads handing its leadership on instead of opening, the disk alarm
 // raised or cleared (growth refused with 507 storage_full meanwhile). A pure diff of
 // two Member.status() snapshots; the shell samples status on an interval (no member.ts hook).
 
@@ -25,12 +26,16 @@ interface GroupView {
   readonly leaderId: string | null;
   readonly serving: boolean;
   readonly failure: string | null;
+  /** Leaderships handed on for lacking payloads, and the payloads missing now. */
+  readonly lackingHandOffs: number;
+  readonly payloadsMissing: number;
 }
 
 function groupsOf(status: MemberStatus): Map<string, GroupView> {
   const out = new Map<string, GroupView>();
   const meta = status.meta;
-  out.set(meta.group, { ...meta, spool: null, serving: false, failure: null });
+  const none = { serving: false, failure: null, lackingHandOffs: 0, payloadsMissing: 0 };
+  out.set(meta.group, { ...meta, spool: null, ...none });
   for (const s of status.spools) {
     out.set(s.group, { ...s, spool: s.spool, serving: s.serving, failure: s.failure });
   }
@@ -85,6 +90,13 @@ function localEvents(member: string, before: GroupView, after: GroupView): Opera
     const reason = after.failure;
     const message = `replica of ${what(after)} on ${member} stopped: ${reason}`;
     out.push(event('error', { event: 'replica_failed', member, spool, group, reason }, message));
+  }
+  if (after.lackingHandOffs > before.lackingHandOffs && spool !== null) {
+    const missing = after.payloadsMissing;
+    const fields = { event: 'lacking_hand_off', member, spool, group, term, missing };
+    const message = `${member} was elected for spool ${spool} lacking ${missing} payloads and `
+      + 'handed the leadership to an up-to-date replica instead of opening';
+    out.push(event('warn', fields, message));
   }
   return out;
 }

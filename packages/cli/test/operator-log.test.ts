@@ -7,6 +7,8 @@ interface Group {
   readonly leaderId: string | null;
   readonly serving?: boolean;
   readonly failure?: string | null;
+  readonly lackingHandOffs?: number;
+  readonly payloadsMissing?: number;
 }
 
 const VOTERS = ['n1', 'n2', 'n3'];
@@ -31,7 +33,8 @@ function status(
     meta: raft('meta', meta, voters),
     spools: Object.entries(spools).map(([spool, g]) => ({
       ...raft(`s-${spool}`, g, voters), spool, serving: g.serving ?? false, openings: 0,
-      restores: 0, failure: g.failure ?? null,
+      restores: 0, failure: g.failure ?? null, lackingHandOffs: g.lackingHandOffs ?? 0,
+      payloadsMissing: g.payloadsMissing ?? 0,
     })),
     depths: [],
   } as unknown as MemberStatus;
@@ -45,6 +48,20 @@ describe('operator log', () => {
   it('says nothing when nothing changed', () => {
     const s = status(META, { 'acme/default': { term: 3, leaderId: 'n1' } });
     expect(operatorEvents(s, s)).toEqual([]);
+  });
+
+  it('warns when this member, elected lacking payloads, handed the leadership on', () => {
+    const before = status(META, { 'acme/default': { term: 3, leaderId: 'n2' } });
+    const lacking = { term: 4, leaderId: 'n1', lackingHandOffs: 1, payloadsMissing: 12 };
+    const after = status(META, { 'acme/default': lacking });
+    const events = operatorEvents(before, after).filter((e) => e.level === 'warn');
+    expect(events.map((e) => e.fields)).toEqual([{
+      event: 'lacking_hand_off', member: 'n1', spool: 'acme/default', group: 's-acme/default',
+      term: 4, missing: 12,
+    }]);
+    expect(events[0]!.message).toBe('n1 was elected for spool acme/default lacking 12 payloads '
+      + 'and handed the leadership to an up-to-date replica instead of opening');
+    expect(kinds(after, after)).toEqual([]); // once per hand-over, not while the count stays
   });
 
   it('logs a primary change once, with from, to and term', () => {
