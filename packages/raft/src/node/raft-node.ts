@@ -157,15 +157,15 @@ export class RaftNode {
    * (a sliced snapshot describes the state where it began, so the next one counts from there).
    */
   private snapshotBaseIndex: number;
-  /** Entry bytes applied since `snapshotBaseIndex`. */
-  private appliedBytesSinceSnapshot = 0;
   /**
-   * Entry bytes ever applied, and that total at the index the log was last compacted to: their
-   * difference is what the log keeps in memory, reported to the log budget. It differs from
-   * appliedBytesSinceSnapshot while a sliced snapshot is being written: the rule counts from
-   * where the work began, but the entries stay in memory until the snapshot is stored.
+   * Entry bytes ever applied, and that total at `snapshotBaseIndex` and at the index the log was
+   * last compacted to. Applied minus the first is what the snapshot rule counts; applied minus
+   * the second is what the log keeps in memory, reported to the log budget. They differ while a
+   * sliced snapshot is being written: the rule counts from where the work began, but the entries
+   * stay in memory until the snapshot is stored.
    */
   private appliedBytesTotal = 0;
+  private snapshotBaseBytesTotal = 0;
   private compactedBytesTotal = 0;
   /** This group's part of the process's log budget, if it shares one. */
   private readonly logShare: LogShare | null;
@@ -533,7 +533,7 @@ export class RaftNode {
     this.applied = snapshot.meta.index;
     this.lastSnapshotIndex = snapshot.meta.index;
     this.lastSnapshotBytes = snapshot.data.dataBytes;
-    this.countSnapshotFrom(snapshot.meta.index);
+    this.countSnapshotFromApplied();
     this.compactedTo(this.appliedBytesTotal);
     this.emit('config-change', null, snapshot.meta.config);
   }
@@ -541,7 +541,6 @@ export class RaftNode {
   private applyCommitted(entries: readonly Entry[]): void {
     for (const entry of entries) {
       this.applied = entry.index;
-      this.appliedBytesSinceSnapshot += entry.data.length;
       this.appliedBytesTotal += entry.data.length;
       let result: unknown;
       if (entry.type === EntryType.Normal) {
@@ -583,11 +582,12 @@ export class RaftNode {
     this.logShare?.set(this.appliedBytesTotal - this.compactedBytesTotal);
     if (this.snapshotWork !== null) return;
     const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
+    const bytesSinceSnapshot = this.appliedBytesTotal - this.snapshotBaseBytesTotal;
     const bytesDue =
-      this.appliedBytesSinceSnapshot >= this.opts.snapshotLogBytes ||
+      bytesSinceSnapshot >= this.opts.snapshotLogBytes ||
       (this.logShare?.due() ?? false);
     if (!entriesDue && !bytesDue) return;
-    if (this.appliedBytesSinceSnapshot < this.lastSnapshotBytes) return;
+    if (bytesSinceSnapshot < this.lastSnapshotBytes) return;
     const { stateMachine } = this.opts;
     if (stateMachine.beginSnapshot !== undefined) {
       this.beginSnapshotWork(stateMachine.beginSnapshot());
@@ -595,7 +595,7 @@ export class RaftNode {
     }
     const data = new ChunkedSnapshotData([stateMachine.snapshot()]);
     const snapshot = this.snapshotTaken(this.applied, data);
-    this.countSnapshotFrom(this.applied);
+    this.countSnapshotFromApplied();
     this.compactedTo(this.appliedBytesTotal);
     this.keepSnapshot(snapshot);
   }
@@ -618,7 +618,7 @@ export class RaftNode {
       next: null,
     };
     this.snapshotWork = pending;
-    this.countSnapshotFrom(this.applied);
+    this.countSnapshotFromApplied();
     this.scheduleSnapshotSlice(pending);
   }
 
@@ -729,10 +729,10 @@ export class RaftNode {
     this.logShare?.set(this.appliedBytesTotal - this.compactedBytesTotal);
   }
 
-  /** The snapshot rule counts entries and bytes from `index` on. */
-  private countSnapshotFrom(index: number): void {
-    this.snapshotBaseIndex = index;
-    this.appliedBytesSinceSnapshot = 0;
+  /** The snapshot rule counts entries and bytes from the applied index on. */
+  private countSnapshotFromApplied(): void {
+    this.snapshotBaseIndex = this.applied;
+    this.snapshotBaseBytesTotal = this.appliedBytesTotal;
   }
 
   /** Records a snapshot taken here and writes it. */
