@@ -33,14 +33,19 @@ export const RAFT_TICK_MS_DEFAULT = 50;
  * The tuning without undefined fields, ready to spread into RaftNodeOptions, plus
  * `guardLostStorage`: a member whose data directory was lost starts with empty storage and
  * bootstraps every group again; it must not vote as if it had never voted or acknowledged
- * anything (RaftConfig.guardLostStorage).
+ * anything (RaftConfig.guardLostStorage); and `releaseAppliedPayloads`: a spool's leader holds
+ * a payload in its log only until every follower has it (RaftConfig.releaseAppliedPayloads).
  */
 export function tuningOptions(tuning: RaftTuning | undefined): RaftTuning & {
   readonly guardLostStorage: true;
+  readonly releaseAppliedPayloads: true;
 } {
-  const out: Record<string, unknown> = { guardLostStorage: true };
+  const out: Record<string, unknown> = { guardLostStorage: true, releaseAppliedPayloads: true };
   for (const [key, value] of Object.entries(tuning ?? {})) {
     if (value !== undefined) out[key] = value;
   }
-  return out as RaftTuning & { readonly guardLostStorage: true };
+  return out as RaftTuning & {
+    readonly guardLostStorage: true;
+    readonly releaseAppliedPayloads: true;
+  };
 }

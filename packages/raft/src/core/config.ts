@@ -51,6 +51,12 @@ export interface RaftConfig {
    * Default false.
    */
   readonly soleMember?: boolean;
+  /**
+   * As leader, drop from memory the payloads of applied entries that every follower holds (see
+   * RaftCore's `releasePayloads`); a follower that needs them later gets a snapshot, which the
+   * driver takes when `snapshotWanted()` says so. The driver must honour that. Default false.
+   */
+  readonly releaseAppliedPayloads?: boolean;
 }
 
 /** Defaults for everything but `id` and `random`. */

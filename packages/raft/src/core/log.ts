@@ -6,13 +6,14 @@
 // Index space: entries hold indexes (baseIndex, lastIndex]. `term(baseIndex)` is known (the term
 // of the last compacted entry, or of the snapshot); anything below the base is gone.
 
-import type { Entry } from '../types.js';
+import { type Entry, EntryType } from '../types.js';
 import { assert, defined } from './assert.js';
 
 /** Per-entry overhead counted against byte bounds, on top of `data.byteLength`. */
 export const ENTRY_OVERHEAD_BYTES = 24;
 
 const EMPTY: readonly Entry[] = [];
+const RELEASED_DATA = new Uint8Array(0);
 
 /** Bytes an entry counts for against `appendBytesMax`. */
 export function entrySizeBytes(entry: Entry): number {
@@ -33,6 +34,8 @@ export class RaftLog {
   private stable: number;
   /** First index not yet handed to storage in a Ready. */
   private unstableFrom: number;
+  /** Entries up to here hold no application payload (releasePayloadsTo); >= base. */
+  private released: number;
 
   /**
    * A log whose base is (`baseIndex`, `baseTerm`) holding `entries` (contiguous from
@@ -51,6 +54,7 @@ export class RaftLog {
     this.appliedIndex = baseIndex;
     this.stable = this.lastIndex();
     this.unstableFrom = this.lastIndex() + 1;
+    this.released = baseIndex;
   }
 
   baseIndex(): number {
@@ -103,12 +107,38 @@ export class RaftLog {
     return this.term(index) === term;
   }
 
+  /** Highest index whose entry may have dropped its payload: entries up to it are not sent. */
+  releasedIndex(): number {
+    return this.released;
+  }
+
+  /**
+   * Drops the payload (data) of the normal entries up to `index`, which must be handed to the
+   * application already: their terms and places stay (elections and the consistency check need
+   * only those), while the bytes, applied and on disk, stop being held in memory until the next
+   * snapshot. No-ops and configuration changes keep theirs. Such entries are never sliced again:
+   * a replica that needs them gets a snapshot (the leader's caller checks releasedIndex).
+   */
+  releasePayloadsTo(index: number): void {
+    if (index <= this.released) return;
+    assert(index <= this.appliedIndex, `release ${index} beyond applied ${this.appliedIndex}`);
+    for (let at = this.released + 1; at <= index; at += 1) {
+      const slot = this.head + at - this.base - 1;
+      const entry = defined(this.entries[slot], 'released entry in log');
+      if (entry.type !== EntryType.Normal || entry.data.byteLength === 0) continue;
+      const { term, type } = entry;
+      this.entries[slot] = { index: at, term, type, data: RELEASED_DATA };
+    }
+    this.released = index;
+  }
+
   /**
    * Entries with indexes in [lo, hi), lo > baseIndex, at most `bytesMax` bytes in total but
    * always at least one entry when lo < hi (a large entry travels alone).
    */
   slice(lo: number, hi: number, bytesMax: number): Entry[] {
     assert(lo > this.base && hi <= this.lastIndex() + 1, `slice [${lo}, ${hi}) out of range`);
+    assert(lo > this.released, `slice [${lo}, ${hi}) of released payloads`);
     const out: Entry[] = [];
     let bytes = 0;
     for (let index = lo; index < hi; index += 1) {
@@ -233,6 +263,7 @@ export class RaftLog {
     this.appliedIndex = index;
     this.stable = Math.min(this.stable, index);
     this.unstableFrom = index + 1;
+    this.released = index;
   }
 
   /**
@@ -262,6 +293,7 @@ export class RaftLog {
     this.head += index - this.base;
     this.base = index;
     this.baseTermValue = term;
+    this.released = Math.max(this.released, index);
     // Reclaim the dropped prefix once it dominates the array, keeping compaction amortized O(1).
     if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);

@@ -352,6 +352,49 @@ export class RaftCore {
   }
 
   /**
+   * Leader: the payloads of entries handed to the application that every follower holds are
+   * dropped from memory (they are applied and on disk, here and on each follower): a leader's log
+   * then holds payloads only while a follower lacks them, not until the next snapshot, so its
+   * memory does not follow the write rate times the snapshot interval. A sole member drops them
+   * once applied. A follower keeps its log whole: it may lead next, and then send it.
+   */
+  private releasePayloads(): void {
+    if (this.roleValue !== 'leader' || this.cfg.releaseAppliedPayloads !== true) return;
+    const applied = this.log.applied();
+    if (applied > this.log.releasedIndex()) {
+      this.log.releasePayloadsTo(this.heldByFollowersTo(applied));
+    }
+  }
+
+  /**
+   * Whether follower `pr` needs entries whose payloads this leader released: it gets a snapshot
+   * instead, once one covers every released entry (the caller's node takes one when asked,
+   * see snapshotWanted); until then nothing is sent.
+   */
+  private needsReleased(to: NodeId, pr: Progress): boolean {
+    const released = this.log.releasedIndex();
+    if (pr.next > released) return false;
+    if (this.snapshotValue !== null && this.snapshotValue.meta.index >= released) {
+      this.startSnapshot(to, pr);
+    }
+    return true;
+  }
+
+  /**
+   * Leader: a follower waits for entries whose payloads were released and no snapshot covers
+   * them yet. The node then snapshots without waiting for its usual rule.
+   */
+  snapshotWanted(): boolean {
+    if (this.roleValue !== 'leader') return false;
+    const released = this.log.releasedIndex();
+    if (this.snapshotValue !== null && this.snapshotValue.meta.index >= released) return false;
+    for (const pr of this.progress.values()) {
+      if (pr.state !== 'snapshot' && pr.next <= released) return true;
+    }
+    return false;
+  }
+
+  /**
    * The highest index up to which no follower lacks an entry, capped at `index`: the lowest
    * follower match when leading (`index` with no follower), 0 otherwise (a follower does not
    * know what the others hold, and may lead them next).
@@ -433,6 +476,7 @@ export class RaftCore {
       messagesAfterPersist: this.msgsAfterPersist,
       committed: this.log.takeCommitted(),
     };
+    this.releasePayloads();
     this.msgs = [];
     this.snapshotSends = [];
     this.msgsAfterPersist = [];
@@ -1183,6 +1227,7 @@ export class RaftCore {
       this.startSnapshot(to, pr);
       return true;
     }
+    if (pr.next <= last && this.needsReleased(to, pr)) return pr.state === 'snapshot';
     const entries =
       pr.next <= last ? this.log.slice(pr.next, last + 1, this.cfg.appendBytesMax) : NO_ENTRIES;
     if (entries.length === 0 && !allowEmpty) return false;
@@ -1229,6 +1274,8 @@ export class RaftCore {
       if (term !== undefined) {
         prev = pr.next - 1;
         prevTerm = term;
+        // Or its next entries' payloads were released: a snapshot, once one covers them.
+        if (pr.next <= this.log.lastIndex()) this.needsReleased(to, pr);
       } else {
         // What the follower needs next was compacted away (pipeline stalled on lost messages
         // meanwhile): only a snapshot can help it now.

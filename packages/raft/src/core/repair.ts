@@ -60,7 +60,8 @@ export type RepairAnswer =
 export function repairAnswer(source: RepairSource, m: RepairRequest): RepairAnswer {
   const log = source.log;
   if (log.term(m.damageIndex) !== m.damageTerm) return { kind: 'relay' };
-  if (m.lastLogIndex >= log.baseIndex()) {
+  // Entries whose payloads a leader released are not sent: past them, only a snapshot helps.
+  if (m.lastLogIndex >= log.releasedIndex()) {
     // Only ever extend the asker's log: one that disagrees with ours is not ours to replace.
     if (m.lastLogIndex >= m.damageIndex || !log.matchTerm(m.lastLogIndex, m.lastLogTerm)) {
       return { kind: 'none' };

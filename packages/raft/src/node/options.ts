@@ -34,6 +34,8 @@ export interface RaftNodeOptions {
   readonly guardLostStorage?: boolean;
   /** See RaftConfig.soleMember (default false). */
   readonly soleMember?: boolean;
+  /** See RaftConfig.releaseAppliedPayloads (default false; RaftNode honours snapshotWanted). */
+  readonly releaseAppliedPayloads?: boolean;
   /**
    * Take a snapshot (and compact the log) once this many entries (default 10,000) were applied
    * since the last one and their bytes reach the last snapshot's size (see maybeSnapshot).

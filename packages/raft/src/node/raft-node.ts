@@ -212,6 +212,7 @@ export class RaftNode {
         checkQuorum: opts.checkQuorum,
         guardLostStorage: opts.guardLostStorage,
         soleMember: opts.soleMember,
+        releaseAppliedPayloads: opts.releaseAppliedPayloads,
         random: opts.random,
       },
       state,
@@ -586,8 +587,10 @@ export class RaftNode {
     const bytesDue =
       bytesSinceSnapshot >= this.opts.snapshotLogBytes ||
       (this.logShare?.due() ?? false);
-    if (!entriesDue && !bytesDue) return;
-    if (bytesSinceSnapshot < this.lastSnapshotBytes) return;
+    // A follower waiting for payloads the leader released is served by a snapshot alone.
+    const wanted = this.core.snapshotWanted();
+    if (!entriesDue && !bytesDue && !wanted) return;
+    if (!wanted && bytesSinceSnapshot < this.lastSnapshotBytes) return;
     const { stateMachine } = this.opts;
     if (stateMachine.beginSnapshot !== undefined) {
       this.beginSnapshotWork(stateMachine.beginSnapshot());

@@ -237,7 +237,9 @@ export class SimNode {
   }
 
   private maybeSnapshot(core: RaftCore): void {
-    if (this.sm.index - this.lastSnapshotIndex < this.params.snapshotEveryEntries) return;
+    const due = this.sm.index - this.lastSnapshotIndex >= this.params.snapshotEveryEntries;
+    // As RaftNode: a follower waiting for released payloads is served by a snapshot alone.
+    if (!due && !(core.snapshotWanted() && this.sm.index > this.lastSnapshotIndex)) return;
     const { retainEntries } = this.params;
     // In chunks of a size that varies between snapshots, as a state machine's slices come:
     // InstallSnapshot chunks then straddle them.

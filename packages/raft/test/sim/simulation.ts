@@ -105,7 +105,11 @@ export class Simulation implements SimHost {
     const voters = prng.chance(0.5) ? 3 : 5;
     this.founders = Array.from({ length: voters }, (_, i) => `n${i + 1}`);
     this.spares = Array.from({ length: 3 }, (_, i) => `n${voters + i + 1}`);
-    this.params = randomParams(prng);
+    // Odd seeds run leaders that release applied payloads (as members do); taken from the seed,
+    // not the PRNG, so every seed's other draws stay what they were.
+    const release = options.seed % 2 === 1;
+    const drawn = randomParams(prng);
+    this.params = { ...drawn, raft: { ...drawn.raft, releaseAppliedPayloads: release } };
     this.faults = randomFaults(prng);
     this.corruptionRate = prng.pick([0, 0.1, 0.3]);
     for (const id of [...this.founders, ...this.spares]) {
