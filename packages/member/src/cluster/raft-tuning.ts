@@ -29,6 +29,9 @@ export type RaftTuning = Partial<
 /** Tick length (ms) the raft package uses when `tickMs` is not set. */
 export const RAFT_TICK_MS_DEFAULT = 50;
 
+const MEMBER_RAFT_SETTINGS = { guardLostStorage: true, releaseAppliedPayloads: true } as const;
+type MemberRaftSettings = typeof MEMBER_RAFT_SETTINGS;
+
 /**
  * The tuning without undefined fields, ready to spread into RaftNodeOptions, plus
  * `guardLostStorage`: a member whose data directory was lost starts with empty storage and
@@ -36,16 +39,11 @@ export const RAFT_TICK_MS_DEFAULT = 50;
  * anything (RaftConfig.guardLostStorage); and `releaseAppliedPayloads`: a spool's leader holds
  * a payload in its log only until every follower has it (RaftConfig.releaseAppliedPayloads).
  */
-export function tuningOptions(tuning: RaftTuning | undefined): RaftTuning & {
-  readonly guardLostStorage: true;
-  readonly releaseAppliedPayloads: true;
-} {
-  const out: Record<string, unknown> = { guardLostStorage: true, releaseAppliedPayloads: true };
+export function tuningOptions(tuning: RaftTuning | undefined): RaftTuning & MemberRaftSettings {
+  const out: Record<string, unknown> = { ...MEMBER_RAFT_SETTINGS };
   for (const [key, value] of Object.entries(tuning ?? {})) {
     if (value !== undefined) out[key] = value;
   }
-  return out as RaftTuning & {
-    readonly guardLostStorage: true;
-    readonly releaseAppliedPayloads: true;
-  };
+  return out as RaftTuning & MemberRaftSettings;
 }
+

@@ -367,16 +367,18 @@ export class RaftCore {
   }
 
   /**
-   * Whether follower `pr` needs entries whose payloads this leader released: it gets a snapshot
-   * instead, once one covers every released entry (the caller's node takes one when asked,
-   * see snapshotWanted); until then nothing is sent.
+   * Whether follower `pr` needs entries this log cannot send, compacted away or with their
+   * payloads released (releasedIndex is at least the base): only a snapshot serves it. Starts
+   * sending one when the latest covers every such entry; until then (released entries alone)
+   * nothing is sent, and snapshotWanted asks the node for one.
    */
-  private needsReleased(to: NodeId, pr: Progress): boolean {
+  private needsSnapshot(to: NodeId, pr: Progress): boolean {
     const released = this.log.releasedIndex();
     if (pr.next > released) return false;
-    if (this.snapshotValue !== null && this.snapshotValue.meta.index >= released) {
-      this.startSnapshot(to, pr);
-    }
+    const snapshot = this.snapshotValue;
+    const compacted = pr.next <= this.log.baseIndex();
+    assert(!compacted || snapshot !== null, 'follower behind the log base but no snapshot');
+    if (snapshot !== null && snapshot.meta.index >= released) this.startSnapshot(to, pr);
     return true;
   }
 
@@ -1221,13 +1223,10 @@ export class RaftCore {
     if (pr.isPaused()) return false;
     const last = this.log.lastIndex();
     assert(pr.next <= last + 1, `next ${pr.next} beyond last index ${last}`);
+    if (this.needsSnapshot(to, pr)) return pr.state === 'snapshot';
     const prevLogIndex = pr.next - 1;
     const prevLogTerm = this.log.term(prevLogIndex);
-    if (prevLogTerm === undefined) {
-      this.startSnapshot(to, pr);
-      return true;
-    }
-    if (pr.next <= last && this.needsReleased(to, pr)) return pr.state === 'snapshot';
+    assert(prevLogTerm !== undefined, `term of ${prevLogIndex} above the log base unknown`);
     const entries =
       pr.next <= last ? this.log.slice(pr.next, last + 1, this.cfg.appendBytesMax) : NO_ENTRIES;
     if (entries.length === 0 && !allowEmpty) return false;
@@ -1274,13 +1273,10 @@ export class RaftCore {
       if (term !== undefined) {
         prev = pr.next - 1;
         prevTerm = term;
-        // Or its next entries' payloads were released: a snapshot, once one covers them.
-        if (pr.next <= this.log.lastIndex()) this.needsReleased(to, pr);
-      } else {
-        // What the follower needs next was compacted away (pipeline stalled on lost messages
-        // meanwhile): only a snapshot can help it now.
-        this.startSnapshot(to, pr);
       }
+      // What the follower needs next was compacted away (pipeline stalled on lost messages
+      // meanwhile) or its payloads released: only a snapshot can help it now.
+      this.needsSnapshot(to, pr);
     }
     this.send(this.appendMessage(to, prev, prevTerm, NO_ENTRIES));
   }
