@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { Api, queueNamer } from '../../src/conformance/index.js';
+import { describeResponse } from '../../src/conformance/expectations.js';
 import { ProcessCluster, TEST_ACCOUNT, ensureCliBuilt, metricSamples } from '../../src/cluster/index.js';
 import { drainQueue } from './send-stream.js';
 
@@ -36,6 +37,20 @@ async function until(test: () => Promise<boolean>, timeoutMs = 30_000): Promise<
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`condition not met within ${timeoutMs} ms`);
+}
+
+/**
+ * Each member's recent leadership changes, warnings and errors: a failure's explanation that
+ * fits the summary at the end of a test run (the full log tails go to stderr).
+ */
+function events(c: ProcessCluster): string {
+  const notable = /leader_changed|primary_|member \w+ ready|"level":[456]0/;
+  return c.members
+    .map((node) => {
+      const lines = node.tail(400).split('\n').filter((line) => notable.test(line));
+      return `-- ${node.label}\n${lines.slice(-12).map((l) => l.slice(0, 300)).join('\n')}`;
+    })
+    .join('\n');
 }
 
 function isRunning(pid: number): boolean {
@@ -122,7 +137,10 @@ describe('ProcessCluster', () => {
     const text = await wiped.metrics();
     expect(metricSamples(text, 'mq_member_raft_role').filter((s) => s.labels['role'] === 'leader')).toEqual([]);
     expect(await cluster.primaryOf('default')).toBe(primary);
-    for (let i = 0; i < 5; i += 1) await api.sendOk(queue, `after-wipe-${i}`);
+    for (let i = 0; i < 5; i += 1) {
+      const response = await api.send(queue, `after-wipe-${i}`);
+      expect(response.status, `send ${i}: ${describeResponse(response)}\n${events(cluster)}`).toBe(201);
+    }
     expect(await drainQueue(api, queue, 10)).toEqual(Array.from({ length: 5 }, (_, i) => `after-wipe-${i}`));
     // Known gap (reported): the leaders still hold the wiped member's old match index and ignore
     // its rejections as stale, so it is rebuilt only after a leader change; and it forgot its
