@@ -57,6 +57,13 @@ export interface RaftConfig {
    * driver takes when `snapshotWanted()` says so. The driver must honour that. Default false.
    */
   readonly releaseAppliedPayloads?: boolean;
+  /**
+   * With releaseAppliedPayloads, a replica that does not lead keeps the payloads of at most its
+   * newest `payloadTailEntries` applied entries holding at most `payloadTailBytes` payload bytes
+   * (it may lead next and then send them to a peer lagging a little). Default 0 each.
+   */
+  readonly payloadTailEntries?: number;
+  readonly payloadTailBytes?: number;
 }
 
 /** Defaults for everything but `id` and `random`. */

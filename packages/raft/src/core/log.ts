@@ -36,6 +36,8 @@ export class RaftLog {
   private unstableFrom: number;
   /** Entries up to here hold no application payload (releasePayloadsTo); >= base. */
   private released: number;
+  /** Payload bytes of the entries in (released, applied]: applied and still held. */
+  private heldAppliedBytes = 0;
 
   /**
    * A log whose base is (`baseIndex`, `baseTerm`) holding `entries` (contiguous from
@@ -125,11 +127,27 @@ export class RaftLog {
     for (let at = this.released + 1; at <= index; at += 1) {
       const slot = this.head + at - this.base - 1;
       const entry = defined(this.entries[slot], 'released entry in log');
+      this.heldAppliedBytes -= entry.data.byteLength;
       if (entry.type !== EntryType.Normal || entry.data.byteLength === 0) continue;
       const { term, type } = entry;
       this.entries[slot] = { index: at, term, type, data: RELEASED_DATA };
     }
     this.released = index;
+  }
+
+  /**
+   * Releases the payloads of the oldest applied entries (see releasePayloadsTo) until at most
+   * `entriesMax` applied entries holding at most `bytesMax` payload bytes keep theirs: the
+   * newest, which a replica that leads next may still send to a peer lagging a little.
+   */
+  releasePayloadsBeyond(entriesMax: number, bytesMax: number): void {
+    let to = this.released;
+    let held = this.heldAppliedBytes;
+    while (to < this.appliedIndex && (this.appliedIndex - to > entriesMax || held > bytesMax)) {
+      to += 1;
+      held -= defined(this.entries[this.head + to - this.base - 1], 'entry in log').data.byteLength;
+    }
+    this.releasePayloadsTo(to);
   }
 
   /**
@@ -224,6 +242,7 @@ export class RaftLog {
     const lo = this.head + this.appliedIndex - this.base;
     const out = this.entries.slice(lo, this.head + this.committedIndex - this.base);
     this.appliedIndex = this.committedIndex;
+    for (const entry of out) this.heldAppliedBytes += entry.data.byteLength;
     return out;
   }
 
@@ -264,6 +283,7 @@ export class RaftLog {
     this.stable = Math.min(this.stable, index);
     this.unstableFrom = index + 1;
     this.released = index;
+    this.heldAppliedBytes = 0;
   }
 
   /**
@@ -290,6 +310,10 @@ export class RaftLog {
     if (index <= this.base) return;
     assert(index <= this.appliedIndex, `compact ${index} beyond applied ${this.appliedIndex}`);
     const term = defined(this.term(index), 'compacted entry in log');
+    // Entries compacted while still holding their payloads stop counting as held.
+    for (let at = this.released + 1; at <= index; at += 1) {
+      this.heldAppliedBytes -= this.entry(at).data.byteLength;
+    }
     this.head += index - this.base;
     this.base = index;
     this.baseTermValue = term;

@@ -352,14 +352,20 @@ export class RaftCore {
   }
 
   /**
-   * Leader: the payloads of entries handed to the application that every follower holds are
-   * dropped from memory (they are applied and on disk, here and on each follower): a leader's log
-   * then holds payloads only while a follower lacks them, not until the next snapshot, so its
-   * memory does not follow the write rate times the snapshot interval. A sole member drops them
-   * once applied. A follower keeps its log whole: it may lead next, and then send it.
+   * The payloads of entries handed to the application stop being held in memory (they are
+   * applied and on disk) once no replica may need them from this log, so its memory does not
+   * follow the write rate times the snapshot interval. A leader drops those every follower holds
+   * (a sole member drops them once applied). Any other replica may lead next and then send its
+   * log, so it keeps the newest `payloadTailEntries` and `payloadTailBytes`: what a new leader
+   * sends to a peer lagging a little; a peer further behind gets a snapshot.
    */
   private releasePayloads(): void {
-    if (this.roleValue !== 'leader' || this.cfg.releaseAppliedPayloads !== true) return;
+    if (this.cfg.releaseAppliedPayloads !== true) return;
+    if (this.roleValue !== 'leader') {
+      const { payloadTailEntries = 0, payloadTailBytes = 0 } = this.cfg;
+      this.log.releasePayloadsBeyond(payloadTailEntries, payloadTailBytes);
+      return;
+    }
     const applied = this.log.applied();
     if (applied > this.log.releasedIndex()) {
       this.log.releasePayloadsTo(this.heldByFollowersTo(applied));

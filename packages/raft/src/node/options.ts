@@ -55,7 +55,10 @@ export interface RaftNodeOptions {
    * slice holds up ticks, appends and applies.
    */
   readonly snapshotSliceBytes?: number;
-  /** Log entries kept in memory behind a snapshot for lagging followers (default 1,000). */
+  /**
+   * Log entries kept in memory behind a snapshot for lagging followers (default 1,000); with
+   * releaseAppliedPayloads also the applied entries whose payloads a follower keeps.
+   */
   readonly retainEntries?: number;
   /**
    * And at most this many bytes of them (default 8 MiB): a thousand 64 KiB payloads would hold

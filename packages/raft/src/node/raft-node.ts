@@ -213,6 +213,8 @@ export class RaftNode {
         guardLostStorage: opts.guardLostStorage,
         soleMember: opts.soleMember,
         releaseAppliedPayloads: opts.releaseAppliedPayloads,
+        payloadTailEntries: opts.retainEntries,
+        payloadTailBytes: opts.retainBytes,
         random: opts.random,
       },
       state,

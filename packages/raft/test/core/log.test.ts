@@ -133,4 +133,25 @@ describe('RaftLog', () => {
     expect(log.isUpToDate(1, 3)).toBe(false);
     expect(log.isUpToDate(9, 2)).toBe(false);
   });
+
+  it('releasePayloadsBeyond keeps the newest applied payloads within both bounds', () => {
+    const sizes = [5, 4, 3, 2, 1];
+    const log = new RaftLog(0, 0, sizes.map((bytes, i) => entry(i + 1, 1, bytes)), 5);
+    const held = (): number[] => sizes.map((_, i) => log.entry(i + 1).data.byteLength);
+    log.commitTo(5);
+    log.releasePayloadsBeyond(0, 0); // nothing applied yet: nothing released
+    expect(held()).toEqual(sizes);
+    expect(log.takeCommitted().map((e) => e.data.byteLength)).toEqual(sizes);
+    log.releasePayloadsBeyond(3, 100);
+    expect([log.releasedIndex(), ...held()]).toEqual([2, 0, 0, 3, 2, 1]);
+    log.releasePayloadsBeyond(3, 3); // 3 + 2 + 1 bytes > 3: only 2 + 1 stay
+    expect([log.releasedIndex(), ...held()]).toEqual([3, 0, 0, 0, 2, 1]);
+    // Compaction past held entries stops counting them: 1 byte held after it.
+    log.compact(4);
+    log.releasePayloadsBeyond(5, 1);
+    expect([log.releasedIndex(), log.entry(5).data.byteLength]).toEqual([4, 1]);
+    log.restore(9, 2);
+    log.releasePayloadsBeyond(0, 0);
+    expect(log.releasedIndex()).toBe(9);
+  });
 });

@@ -105,11 +105,14 @@ export class Simulation implements SimHost {
     const voters = prng.chance(0.5) ? 3 : 5;
     this.founders = Array.from({ length: voters }, (_, i) => `n${i + 1}`);
     this.spares = Array.from({ length: 3 }, (_, i) => `n${voters + i + 1}`);
-    // Odd seeds run leaders that release applied payloads (as members do); taken from the seed,
-    // not the PRNG, so every seed's other draws stay what they were.
+    // Odd seeds run replicas that release applied payloads (as members do), followers keeping a
+    // tail of 0 to 7 entries; taken from the seed, not the PRNG, so every seed's other draws stay
+    // what they were.
     const release = options.seed % 2 === 1;
+    const tail = { payloadTailEntries: (options.seed >> 1) % 8, payloadTailBytes: 1 << 20 };
     const drawn = randomParams(prng);
-    this.params = { ...drawn, raft: { ...drawn.raft, releaseAppliedPayloads: release } };
+    const raft = { ...drawn.raft, releaseAppliedPayloads: release, ...tail };
+    this.params = { ...drawn, raft };
     this.faults = randomFaults(prng);
     this.corruptionRate = prng.pick([0, 0.1, 0.3]);
     for (const id of [...this.founders, ...this.spares]) {
