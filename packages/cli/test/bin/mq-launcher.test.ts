@@ -88,10 +88,21 @@ describe('the mq launcher', () => {
     expect(launch(['version'], { MALLOC_MMAP_THRESHOLD_: '' }).seen?.threshold).toBeNull();
   });
 
-  it('gives node the flags of MQ_NODE_FLAGS, and none without it', () => {
-    const flags = ['--single-threaded-gc', '--max-semi-space-size=2'];
-    expect(launch(['version'], { MQ_NODE_FLAGS: flags.join(' ') }).seen?.execArgv).toEqual(flags);
-    expect(launch(['version']).seen?.execArgv).toEqual([]);
+  it('gives node the semi-space bound of MQ_SEMI_SPACE_MIB, then MQ_NODE_FLAGS', () => {
+    const flags = ['--single-threaded-gc', '--stack-size=2000'];
+    const semi = '--max-semi-space-size=8';
+    const seen = (env: Record<string, string>) => launch(['version'], env).seen?.execArgv;
+    expect(seen({ MQ_NODE_FLAGS: flags.join(' ') })).toEqual([semi, ...flags]);
+    expect(seen({})).toEqual([semi]);
+    expect(seen({ MQ_SEMI_SPACE_MIB: '4' })).toEqual(['--max-semi-space-size=4']);
+    // Set to nothing: V8's own default.
+    expect(seen({ MQ_SEMI_SPACE_MIB: '' })).toEqual([]);
+    for (const bad of ['x', '8M', '0', '-1']) {
+      const run = launch(['version'], { MQ_SEMI_SPACE_MIB: bad });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`MQ_SEMI_SPACE_MIB must be a whole number of MiB, got '${bad}'`);
+      expect(run.seen).toBeUndefined();
+    }
   });
 
   it('becomes node itself, so a signal to the process id it was started as reaches node', () => {
