@@ -171,6 +171,13 @@ export class RaftNode {
   private readonly logShare: LogShare | null;
   /** A snapshot being produced in slices (StateMachine.beginSnapshot); at most one. */
   private snapshotWork: SnapshotInProgress | null = null;
+  /**
+   * A finished work's snapshot is being stored and not yet taken. No other begins meanwhile:
+   * the core still holds the previous snapshot, so the rule or snapshotWanted would ask again,
+   * at the same index when nothing was applied since, and storing that second file removes the
+   * first while the core, which skips a snapshot not newer than its own, still reads it.
+   */
+  private snapshotStoring = false;
   private lastLeader: NodeId | null = null;
   private lastTerm = 0;
 
@@ -583,7 +590,7 @@ export class RaftNode {
    */
   private maybeSnapshot(): void {
     this.logShare?.set(this.appliedBytesTotal - this.compactedBytesTotal);
-    if (this.snapshotWork !== null) return;
+    if (this.snapshotWork !== null || this.snapshotStoring) return;
     const entriesDue = this.applied - this.snapshotBaseIndex >= this.opts.snapshotEntries;
     const bytesSinceSnapshot = this.appliedBytesTotal - this.snapshotBaseBytesTotal;
     const bytesDue =
@@ -697,7 +704,9 @@ export class RaftNode {
     }
     // Taken once stored: the core then holds the file's handle, never the bytes. A snapshot
     // installed meanwhile is newer (it passed our commit index): this one is dropped.
+    this.snapshotStoring = true;
     const stored = sink.finish().then((data) => {
+      this.snapshotStoring = false;
       if (this.closed || this.core.snapshotIndex() >= index) return;
       this.snapshotTaken(index, data);
       this.lastSnapshotIndex = index;

@@ -395,6 +395,36 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     expect(store.works).toHaveLength(2);
   });
 
+  it('begins no second work while the first is being stored, not yet taken', async () => {
+    cluster = await startSliced(['n1'], 2);
+    const member = cluster.member('n1');
+    const node = await cluster.leader();
+    const store = sliced(member);
+    // Storage holds the finished snapshot until released.
+    const storage = member.storage.group(GROUP);
+    const begin = storage.beginSnapshot!.bind(storage);
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    storage.beginSnapshot = (meta) => {
+      const sink = begin(meta);
+      return { ...sink, finish: () => gate.then(() => sink.finish()) };
+    };
+    const writes: Written[] = [];
+    const work = await writeUntilWorkBegins(node, member, writes);
+    await waitFor(() => work.finished);
+    // Enough for the rule again, counted from where the work began: still no second work.
+    const big = 'y'.repeat(40);
+    for (let i = 0; i < 15; i += 1) await write(node, writes, `late${i}`, big);
+    await turns(3);
+    expect(store.works).toHaveLength(1);
+    expect(node.status().snapshotIndex).toBe(0);
+    release();
+    await waitFor(() => node.status().snapshotIndex === work.index);
+    await write(node, writes, 'next', big);
+    expect(store.works).toHaveLength(2);
+    await waitFor(() => node.status().snapshotIndex === store.works[1]!.index);
+  });
+
   it('cancels the work in progress on close; no slice runs afterwards', async () => {
     cluster = await startSliced(['n1'], 2);
     const member = cluster.member('n1');
