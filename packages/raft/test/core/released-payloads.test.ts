@@ -30,6 +30,16 @@ function emptySent(h: Harness, to: string): number {
   return count;
 }
 
+/**
+ * `leader` proposes `texts`; they commit and every replica applies them (followers learn the
+ * commit index with the next heartbeat, a tick later).
+ */
+function commitEverywhere(h: Harness, leader: string, ...texts: string[]): void {
+  h.propose(leader, ...texts);
+  h.stabilize();
+  h.tickAll(2);
+}
+
 describe('released payloads', () => {
   it('a sole leader holds no payload once applied; without the setting it keeps them', () => {
     for (const release of [true, false]) {
@@ -58,11 +68,7 @@ describe('released payloads', () => {
     expect(heldBytes(h, 'n2')).toEqual([1, 2]);
     h.heal();
     h.tickAll(3);
-    h.stabilize();
-    h.propose('n1', 'ccc');
-    h.stabilize();
-    h.tickAll(2); // followers learn the commit index a tick later
-    h.stabilize();
+    commitEverywhere(h, 'n1', 'ccc');
     expect(h.appliedTexts('n3')).toEqual(['a', 'bb', 'ccc']);
     expect(heldBytes(h, 'n1')).toEqual([0, 0, 0]);
     // The two newest applied entries (the no-op of n1's term counts among them).
@@ -74,10 +80,7 @@ describe('released payloads', () => {
     const tail = { payloadTailEntries: 100, payloadTailBytes: 4 };
     const h = new Harness(['n1', 'n2'], { config: { ...RELEASE.config, ...tail } });
     h.elect('n1');
-    h.propose('n1', 'a', 'bb', 'ccc');
-    h.stabilize();
-    h.tickAll(2);
-    h.stabilize();
+    commitEverywhere(h, 'n1', 'a', 'bb', 'ccc');
     expect(h.appliedTexts('n2')).toEqual(['a', 'bb', 'ccc']);
     expect(heldBytes(h, 'n2')).toEqual([0, 0, 3]);
   });
@@ -89,10 +92,7 @@ describe('released payloads', () => {
     h.propose('n1', 'a');
     h.stabilize();
     h.isolate('n3');
-    h.propose('n1', 'b', 'c');
-    h.stabilize();
-    h.tickAll(2);
-    h.stabilize();
+    commitEverywhere(h, 'n1', 'b', 'c');
     expect(h.appliedTexts('n2')).toEqual(['a', 'b', 'c']);
     expect(heldBytes(h, 'n2')).toEqual([0, 0, 1]);
     h.crash('n1');
@@ -100,22 +100,16 @@ describe('released payloads', () => {
     // n3 lacks 'b' and 'c', so only n2 can win an election.
     for (let i = 0; i < 100 && h.leaders().length === 0; i += 1) {
       h.tickAll(1);
-      h.stabilize();
     }
     expect(h.leaders()).toEqual(['n2']);
     h.tickAll(3);
-    h.stabilize();
     // n3 lacks 'b', released on n2: nothing is sent until a snapshot covers it.
     expect(h.core('n2').snapshotWanted()).toBe(true);
     expect(emptySent(h, 'n3')).toBe(0);
     h.snapshot('n2');
     h.tickAll(3);
-    h.stabilize();
     expect(h.restoredFrom.get('n3')).toBe('a,b,c');
-    h.propose('n2', 'd');
-    h.stabilize();
-    h.tickAll(2);
-    h.stabilize();
+    commitEverywhere(h, 'n2', 'd');
     expect(h.appliedTexts('n3')).toEqual(['a', 'b', 'c', 'd']);
     expect(emptySent(h, 'n3')).toBe(0);
   });
@@ -130,7 +124,6 @@ describe('released payloads', () => {
     h.drain('n1');
     h.stabilize();
     h.tickAll(3);
-    h.stabilize();
     // n2 needs entries whose payloads are gone and no snapshot covers them: nothing is sent,
     // the leader asks its driver for a snapshot.
     expect(h.appliedTexts('n2')).toEqual([]);
@@ -139,12 +132,8 @@ describe('released payloads', () => {
     h.snapshot('n1');
     expect(h.core('n1').snapshotWanted()).toBe(false);
     h.tickAll(3);
-    h.stabilize();
     expect(h.restoredFrom.get('n2')).toBe('a,b');
-    h.propose('n1', 'c');
-    h.stabilize();
-    h.tickAll(2);
-    h.stabilize();
+    commitEverywhere(h, 'n1', 'c');
     // The snapshot's texts, then 'c' from the log.
     expect(h.appliedTexts('n2')).toEqual(['a', 'b', 'c']);
     expect(h.core('n1').progressOf('n2')).toMatchObject({ state: 'replicate' });
