@@ -174,8 +174,18 @@ function requestObserver(deps: GatewayDeps, ids: RequestIds) {
         account: c.get('account'),
       });
     }
-    c.res.headers.set('x-request-id', requestId);
     // While shutting down, no connection is kept alive past its current response.
-    if (resolved.shutdownSignal?.aborted === true) c.res.headers.set('connection', 'close');
+    const closing = resolved.shutdownSignal?.aborted === true;
+    const outgoing = c.env?.outgoing;
+    if (outgoing !== undefined && !outgoing.headersSent) {
+      // On Node's response itself: the response's own headers stay a plain record, which
+      // @hono/node-server writes as it is (reading c.res.headers builds a Headers object and
+      // makes it convert that back, per request).
+      outgoing.setHeader('x-request-id', requestId);
+      if (closing) outgoing.setHeader('connection', 'close');
+      return;
+    }
+    c.res.headers.set('x-request-id', requestId);
+    if (closing) c.res.headers.set('connection', 'close');
   };
 }

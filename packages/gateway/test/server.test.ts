@@ -82,6 +82,18 @@ describe('startHttpServer', () => {
     expect(response.status).toBe(200);
   });
 
+  it('names every response with X-Request-Id, the client\'s when plain, on success and error', async () => {
+    const running = await start(new FakeService());
+    const made = await request(running.port, 'GET', '/healthz');
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+    const given = await request(running.port, 'GET', '/healthz', { 'x-request-id': 'req-7' });
+    expect(given.headers['x-request-id']).toBe('req-7');
+    const missing = await request(running.port, 'GET', '/nowhere', { 'x-request-id': 'req-8' });
+    expect(missing.status).toBe(404);
+    expect(missing.headers['x-request-id']).toBe('req-8');
+    expect(missing.headers['content-type']).toBe('application/json');
+  });
+
   it('serves the process runtime metrics on /metrics, then what the caller adds', async () => {
     server = await startHttpServer(new FakeService(), { port: 0, metricsExtra: () => 'mq_extra 1\n' });
     const text = (await request(server.port, 'GET', '/metrics')).body.toString('utf8');

@@ -399,6 +399,11 @@ export class SpoolReplica implements StateMachine {
     return this.engineValue.apply(entryCommand(owned(data)), entryTimeMs(data));
   }
 
+  /** The payloads the run of applies appended go to the store in one write. */
+  afterApply(): void {
+    this.payloads.flush();
+  }
+
   snapshot(): Uint8Array {
     const checkpoint = this.payloads.checkpoint();
     const data = this.engineValue.snapshot();

@@ -63,6 +63,11 @@ export interface ReplicaPayloadStore extends PayloadStore {
    * cache's whole budget of copies nobody asks for. Turning it off drops what is cached.
    */
   setCaching(on: boolean): void;
+  /**
+   * Writes the appends buffered so far (the replica calls it after each run of applied
+   * entries). Throws StorageError `io` on a failed write.
+   */
+  flush(): void;
   /** Makes every appended payload durable. Rejects on an I/O failure. */
   sync(): Promise<void>;
   close(): Promise<void>;
@@ -135,6 +140,9 @@ export class MemoryReplicaPayloads extends MemoryPayloadStore implements Replica
 
   /** Payloads are in memory here already: nothing to cache. */
   setCaching(): void {}
+
+  /** Appends are stored as they come: nothing waits to be written. */
+  flush(): void {}
 
   async sync(): Promise<void> {}
 

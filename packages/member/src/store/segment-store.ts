@@ -3,6 +3,11 @@
 // and offset in one safe integer) and its length; every read is checked against the record's
 // checksum and seq (segment-record.ts) and goes through the member's payload cache.
 //
+// Writes: appends are buffered and written by `flush` as one gathered write, which the replica
+// calls after each run of applied entries (a write per message cost a system call each on every
+// replica, 2.6 us against 0.24 in runs of 64). A read or verify of a record not yet written
+// flushes first.
+//
 // Durability: appends are not fsynced one by one. The Raft log holds every payload until a
 // snapshot that no longer needs those entries is saved, and `sync` runs before such a snapshot is
 // saved (spool-replica.ts). After a crash the log's entries past the snapshot are applied again
@@ -36,6 +41,10 @@ const LOCATION_SPAN = 2 ** 32;
 const READ_FDS_MAX = 8;
 /** Bytes a recovery scan reads at a time (headers of small records come many to a read). */
 const SCAN_BLOCK_BYTES = 1024 * 1024;
+/** Appended records held for one write at most (two buffers each: IOV_MAX is 1,024). */
+const PENDING_RECORDS_MAX = 256;
+/** Appended bytes held for one write at most. */
+const PENDING_BYTES_MAX = 1024 * 1024;
 const ID_FILE = 'store-id';
 const FORMAT_LINE = 'mq-payload-segments 1';
 const SEGMENT_FILE = /^([0-9a-f]{8})\.seg$/;
@@ -52,7 +61,7 @@ export interface SegmentStoreOptions {
 
 interface Segment {
   readonly no: number;
-  /** Bytes written. */
+  /** Bytes appended (for the head, the records not yet written included). */
   bytes: number;
   /** Records the state references, and their payload bytes. */
   live: number;
@@ -103,6 +112,10 @@ export class SegmentStore implements ReplicaPayloadStore {
   private caching = true;
   private failure: Error | null = null;
   private closed = false;
+  /** Header and payload of each record appended to the head since the last flush. */
+  private pending: Uint8Array[] = [];
+  /** Their bytes: the head's file ends at `head.bytes - pendingBytes`. */
+  private pendingBytes = 0;
   /**
    * The held-payload scan under way (recoverHeld; a newer one ends an older one): until it is
    * done, saved snapshots delete no segment, so it reads every record it was started over.
@@ -145,10 +158,12 @@ export class SegmentStore implements ReplicaPayloadStore {
   }
 
   /**
-   * Appends `payload` as record `seq`; returns its location. A write that fails (ENOSPC, EIO, a
-   * short write on a volume just filled) throws StorageError `io`, and so does every later
-   * append: the member recovers such a failure in process (it restarts the spool's group, whose
-   * store then opens with a fresh head segment), as it does LevelDB's.
+   * Appends `payload` as record `seq`; returns its location. The record is written by the next
+   * flush (at once past PENDING_RECORDS_MAX or PENDING_BYTES_MAX); until then `payload` is held.
+   * A write that fails (ENOSPC, EIO, a short write on a volume just filled) throws StorageError
+   * `io` from the flush, and so does every later append and flush: the member recovers such a
+   * failure in process (it restarts the spool's group, whose store then opens with a fresh head
+   * segment and whose log applies those entries again), as it does LevelDB's.
    */
   append(seq: number, payload: Uint8Array): number {
     const reuse = this.reusing;
@@ -161,25 +176,42 @@ export class SegmentStore implements ReplicaPayloadStore {
     }
     this.checkWritable();
     const recordBytes = RECORD_HEADER_BYTES + payload.byteLength;
-    const header = encodeRecordHeader(seq, payload);
-    let written: number;
-    try {
-      if (this.head.bytes > 0 && this.head.bytes + recordBytes > this.segmentBytesMax) this.roll();
-      written = this.writev(this.headFd, [header, payload], this.head.bytes);
-    } catch (error) {
-      throw this.failed(error instanceof Error ? error.message : String(error), error);
-    }
+    if (this.head.bytes > 0 && this.head.bytes + recordBytes > this.segmentBytesMax) this.roll();
     const head = this.head;
-    if (written !== recordBytes) {
-      // A short write leaves the head's end unknown: no later append may trust it.
-      throw this.failed(`short write (${written} of ${recordBytes} bytes; is the volume full?)`);
-    }
     const location = head.no * LOCATION_SPAN + head.bytes;
+    this.pending.push(encodeRecordHeader(seq, payload), payload);
+    this.pendingBytes += recordBytes;
     head.bytes += recordBytes;
     head.live++;
     head.liveBytes += payload.byteLength;
     if (this.caching) this.cache.put(this, location, payload);
+    const full = this.pending.length >= 2 * PENDING_RECORDS_MAX;
+    if (full || this.pendingBytes >= PENDING_BYTES_MAX) this.flush();
     return location;
+  }
+
+  /**
+   * Writes the records appended since the last flush, in one gathered write at the head's end.
+   * Throws StorageError `io` when the write fails or falls short (see append).
+   */
+  flush(): void {
+    if (this.pendingBytes === 0 && this.failure === null) return;
+    this.checkWritable();
+    const buffers = this.pending;
+    const bytes = this.pendingBytes;
+    const position = this.head.bytes - bytes;
+    this.pending = [];
+    this.pendingBytes = 0;
+    let written: number;
+    try {
+      written = this.writev(this.headFd, buffers, position);
+    } catch (error) {
+      throw this.failed(error instanceof Error ? error.message : String(error), error);
+    }
+    if (written !== bytes) {
+      // A short write leaves the head's end unknown: no later append may trust it.
+      throw this.failed(`short write (${written} of ${bytes} bytes; is the volume full?)`);
+    }
   }
 
   read(seq: number, location: number, byteLength: number): Uint8Array {
@@ -189,6 +221,8 @@ export class SegmentStore implements ReplicaPayloadStore {
     const no = Math.floor(location / LOCATION_SPAN);
     const offset = location - no * LOCATION_SPAN;
     if (!this.segments.has(no)) throw new PayloadError(seq, `segment ${no} is gone`);
+    const unwritten = this.unwrittenProblem(no, offset, byteLength);
+    if (unwritten !== null) throw new PayloadError(seq, unwritten);
     // Its own buffer, not a slice of Node's shared pool: the cache keeps what it reads, and a
     // pooled slice would keep an 8 KiB slab alive (the cache would copy it out again).
     const record = Buffer.allocUnsafeSlow(RECORD_HEADER_BYTES + byteLength);
@@ -242,6 +276,8 @@ export class SegmentStore implements ReplicaPayloadStore {
     const no = Math.floor(location / LOCATION_SPAN);
     const offset = location - no * LOCATION_SPAN;
     if (!this.segments.has(no)) return `segment ${no} is gone`;
+    const unwritten = this.unwrittenProblem(no, offset, byteLength);
+    if (unwritten !== null) return unwritten;
     // Its own buffer, not a slice of Node's shared pool: the cache keeps what it reads, and a
     // pooled slice would keep an 8 KiB slab alive (the cache would copy it out again).
     const record = Buffer.allocUnsafeSlow(RECORD_HEADER_BYTES + byteLength);
@@ -412,9 +448,10 @@ export class SegmentStore implements ReplicaPayloadStore {
     if (!on) this.cache.dropOwner(this);
   }
 
-  /** Flushes the head and every segment closed since the last sync. */
+  /** Writes what is pending, then flushes the head and every segment closed since the last sync. */
   async sync(): Promise<void> {
     this.checkWritable();
+    this.flush();
     const rolled = this.rolledFds;
     this.rolledFds = [];
     try {
@@ -440,6 +477,10 @@ export class SegmentStore implements ReplicaPayloadStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Records never written are past the last sync: no saved snapshot points to them, and the
+    // log applies their entries again at the next open.
+    this.pending = [];
+    this.pendingBytes = 0;
     this.cache.dropOwner(this);
     for (const fd of this.readFds.values()) fs.closeSync(fd);
     this.readFds.clear();
@@ -468,11 +509,35 @@ export class SegmentStore implements ReplicaPayloadStore {
     return error;
   }
 
-  /** Starts a new head segment; the old head's descriptor waits for the next sync. */
+  /**
+   * Null when the record at `offset` of segment `no` is in its file; else it is pending, and is
+   * written now: why it cannot be read when that write fails.
+   */
+  private unwrittenProblem(no: number, offset: number, byteLength: number): string | null {
+    const end = offset + RECORD_HEADER_BYTES + byteLength;
+    if (no !== this.head.no || end <= this.head.bytes - this.pendingBytes) return null;
+    try {
+      this.flush();
+      return null;
+    } catch (error) {
+      return `not written (${(error as Error).message})`;
+    }
+  }
+
+  /**
+   * Writes what is pending and starts a new head segment; the old head's descriptor waits for
+   * the next sync. Throws StorageError `io` when either fails.
+   */
   private roll(): void {
+    this.flush();
     const old = this.head;
     const no = old.no + 1;
-    const fd = fs.openSync(this.segmentPath(no), 'wx+', 0o600);
+    let fd: number;
+    try {
+      fd = fs.openSync(this.segmentPath(no), 'wx+', 0o600);
+    } catch (error) {
+      throw this.failed(error instanceof Error ? error.message : String(error), error);
+    }
     this.rolledFds.push(this.headFd);
     this.headFd = fd;
     this.head = { no, bytes: 0, live: 0, liveBytes: 0, retiredAt: -1 };

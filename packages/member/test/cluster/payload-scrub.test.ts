@@ -49,6 +49,8 @@ function engineWith(count: number, bytes: number): SpoolEngine {
       engine.apply({ type: 'send', queueGen, delayMs: 0, dedupKey: null, payload }, 1);
     }
   }
+  // As the replica does after a run of applies: the records reach the file.
+  store.flush();
   return engine;
 }
 

@@ -71,6 +71,7 @@ describe('SegmentStore', () => {
   it('answers unavailable for a flipped bit, never wrong bytes', () => {
     const store = open(1 << 20);
     const location = store.append(7, payloadOf(7));
+    store.flush();
     const file = join(dir, segmentFiles()[0]!);
     const fd = openSync(file, 'r+');
     writeSync(fd, Buffer.from([0xff ^ payloadOf(7)[10]!]), 0, 1, RECORD_HEADER_BYTES + 10);
@@ -88,6 +89,7 @@ describe('SegmentStore', () => {
     const queueGen = engine.queue('q')!.gen;
     engine.apply({ type: 'send', queueGen, delayMs: 0, dedupKey: null, payload: payloadOf(1) }, 1);
     const message = engine.queue('q')!.order.find(1)!;
+    store.flush();
     const fd = openSync(join(dir, segmentFiles()[0]!), 'r+');
     writeSync(fd, Buffer.from([0xff ^ payloadOf(1)[3]!]), 0, 1, RECORD_HEADER_BYTES + 3);
     closeSync(fd);
@@ -195,9 +197,14 @@ describe('SegmentStore', () => {
       const store = SegmentStore.open({ dir, cache: new PayloadCache(0), writev });
       stores.push(store);
       const kept = store.append(1, payloadOf(1));
+      store.flush();
       mode = failure;
-      expect(() => store.append(2, payloadOf(2))).toThrow(expect.objectContaining({ kind: 'io' }));
+      const lost = store.append(2, payloadOf(2));
+      expect(() => store.flush()).toThrow(expect.objectContaining({ kind: 'io' }));
       expect(isRecoverableStorageError(captured(() => store.append(3, payloadOf(3))))).toBe(true);
+      expect(() => store.flush()).toThrow(expect.objectContaining({ kind: 'io' }));
+      // Nothing of it reached the file: its read fails, never answers other bytes.
+      if (failure === 'enospc') expect(() => store.read(2, lost, 100)).toThrow(PayloadError);
       // What was stored before still reads; a store opened again appends to a fresh head.
       expect(Buffer.from(store.read(1, kept, 100)).equals(Buffer.from(payloadOf(1)))).toBe(true);
       mode = 'ok';
@@ -205,6 +212,31 @@ describe('SegmentStore', () => {
       stores.push(reopened);
       expect(reopened.append(4, payloadOf(4))).toBeGreaterThan(0);
     }
+  });
+
+  it('writes the records appended since the last flush in one write; a read writes first', () => {
+    const writes: number[] = [];
+    const writev = (fd: number, buffers: Uint8Array[], position: number): number => {
+      writes.push(buffers.length / 2);
+      return writevSync(fd, buffers, position);
+    };
+    const store = SegmentStore.open({ dir, cache: new PayloadCache(0), writev });
+    stores.push(store);
+    const locations = [1, 2, 3].map((seq) => store.append(seq, payloadOf(seq)));
+    expect(writes).toEqual([]);
+    store.flush();
+    store.flush();
+    expect(writes).toEqual([3]);
+    const fourth = store.append(4, payloadOf(4));
+    // Not cached (no cache here): the pending record is written before it is read back.
+    expect(store.read(4, fourth, 100)).toEqual(payloadOf(4));
+    expect(writes).toEqual([3, 1]);
+    expect(store.verify(1, locations[0]!, 100)).toBeNull();
+    // A run longer than one write may hold is written as it goes.
+    for (let seq = 5; seq < 5 + 600; seq++) store.append(seq, payloadOf(seq, 10));
+    expect(writes).toEqual([3, 1, 256, 256]);
+    store.flush();
+    expect(writes).toEqual([3, 1, 256, 256, 88]);
   });
 
   it('refuses a directory of another format with one sentence', () => {

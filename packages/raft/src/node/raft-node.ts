@@ -569,6 +569,7 @@ export class RaftNode {
         waiter.reject(new RaftError('leadership_lost', 'proposal overwritten by another leader'));
       }
     }
+    if (entries.length > 0) this.opts.stateMachine.afterApply?.();
   }
 
   private onConfChangeApplied(change: ConfChange): void {

@@ -37,6 +37,11 @@ export interface StateMachine {
    * is treated as a bug: the node stops.
    */
   apply(entry: AppliedEntry): unknown;
+  /**
+   * Optional: called after each run of applied entries (one Ready's committed entries), so the
+   * writes those applies buffered go out as one. Throwing stops the node, as apply's does.
+   */
+  afterApply?(): void;
   /** The whole state as bytes, reflecting every entry applied so far. */
   snapshot(): Uint8Array;
   /**

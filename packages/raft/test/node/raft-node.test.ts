@@ -285,6 +285,45 @@ describe('RaftNode', () => {
     cluster.network.heal();
   });
 
+  it('calls afterApply once after each run of applies; a throw there stops the node', async () => {
+    const network = new MemoryNetwork();
+    const store = new KvStore();
+    const runs: number[][] = [];
+    let seen = 0;
+    let failAfter = false;
+    const machine = Object.assign(store, {
+      afterApply(): void {
+        runs.push(store.appliedIndexes.slice(seen));
+        seen = store.appliedIndexes.length;
+        if (failAfter) throw new Error('payload write failed');
+      },
+    });
+    const node = await RaftNode.start({
+      id: 'n1',
+      group: GROUP,
+      storage: new MemoryStorageEngine().group(GROUP),
+      transport: network.transport('n1'),
+      stateMachine: machine,
+      bootstrap: ['n1'],
+      tickMs: 5,
+    });
+    const errors: Error[] = [];
+    node.on('error', (error) => errors.push(error));
+    await waitFor(() => node.isLeader());
+    // Proposed in one turn: one append, one commit, one run of three applies.
+    await Promise.all(['a', 'b', 'c'].map((key) => node.propose(set(key, '1'))));
+    const applied = store.appliedIndexes.slice(-3);
+    expect(runs).toContainEqual(applied);
+    // Every apply belongs to exactly one run, in order.
+    expect(runs.flat()).toEqual(store.appliedIndexes);
+    failAfter = true;
+    await node.propose(set('d', '4')).catch(() => undefined);
+    await waitFor(() => errors.length > 0);
+    expect(errors.map((e) => e.message)).toEqual(['payload write failed']);
+    expect((await rejection(node.propose(set('e', '5')))).kind).toBe('closed');
+    await network.close();
+  });
+
   it('stops (fail-stop) when storage fails, and reports it', async () => {
     const network = new MemoryNetwork();
     const engine = new MemoryStorageEngine();
