@@ -69,6 +69,11 @@ export interface MemberOptions {
    */
   readonly payloadCacheBytes?: number;
   /**
+   * The gathered write of the payload segment stores (default fs.writevSync); tests inject a
+   * full disk with it. Only with `dataDir`.
+   */
+  readonly payloadWritev?: (fd: number, buffers: Uint8Array[], position: number) => number;
+  /**
    * Bytes of Raft log the member's groups keep in memory unsnapshotted, together (default
    * 64 MiB; RaftNode's LogBudget): each logged payload stays in memory until a snapshot covers
    * it, so without a shared bound a member holding many spools would keep each one's 16 MiB.

@@ -36,6 +36,7 @@ export class MemberStorage {
         ...(options.payloadCacheBytes === undefined
           ? {}
           : { cacheBytes: options.payloadCacheBytes }),
+        ...(options.payloadWritev === undefined ? {} : { writev: options.payloadWritev }),
       });
     if (options.storage !== undefined) {
       return new MemberStorage(options.storage, payloadsOf(options.storage, null), false, disk);

@@ -8,7 +8,11 @@
 // is assumed about the failed write), then start every group from storage again, which rebuilds
 // each state machine from its snapshot and log. A round that fails (the disk is still full, so
 // the reopen or a load fails) is retried every `retryMs` until one succeeds or the member
-// closes. A group that fails again while a round runs makes it run one more round.
+// closes. A group that fails again while a round runs makes it run one more round. A failure
+// within `retryMs` after a recovery ended is a relapse (the groups started, then their replay
+// failed on the same medium: a payload store's writes, say): that recovery waits `retryMs`
+// before its first round, as after a failed round, instead of restarting every group at once
+// (which looped about 100 times a second).
 
 import type { Clock, TimerHandle } from '@spoolmq/protocol';
 
@@ -24,6 +28,7 @@ export interface RecoveryTarget {
 
 export type RecoveryEvent =
   | { readonly kind: 'started'; readonly group: string; readonly error: Error }
+  /** `attempt`: the rounds that failed so far; 0 for a relapse, which waits before any. */
   | { readonly kind: 'retrying'; readonly attempt: number; readonly error: Error }
   | { readonly kind: 'recovered'; readonly attempts: number; readonly downMs: number };
 
@@ -46,6 +51,8 @@ export class StorageRecovery {
   private wake: (() => void) | null = null;
   private startedTotal = 0;
   private retriesTotal = 0;
+  /** When the last recovery ended (clock ms). */
+  private recoveredAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly target: RecoveryTarget,
@@ -80,7 +87,8 @@ export class StorageRecovery {
     }
     this.startedTotal++;
     this.onEvent({ kind: 'started', group, error });
-    this.running = this.run().finally(() => {
+    const relapse = this.clock.nowMs() - this.recoveredAtMs < this.retryMs ? error : null;
+    this.running = this.run(relapse).finally(() => {
       this.running = null;
     });
   }
@@ -98,9 +106,16 @@ export class StorageRecovery {
     this.wake?.();
   }
 
-  private async run(): Promise<void> {
+  /** Rounds until one succeeds; after a relapse (its error) the first waits like a retry. */
+  private async run(relapse: Error | null): Promise<void> {
     const startedMs = this.clock.nowMs();
     let attempts = 0;
+    if (relapse !== null) {
+      this.retriesTotal++;
+      this.onEvent({ kind: 'retrying', attempt: 0, error: relapse });
+      await this.pause();
+      if (this.closed) return;
+    }
     do {
       this.again = false;
       for (;;) {
@@ -114,7 +129,8 @@ export class StorageRecovery {
       }
     } while (this.again && !this.closed);
     if (this.closed) return;
-    this.onEvent({ kind: 'recovered', attempts, downMs: this.clock.nowMs() - startedMs });
+    this.recoveredAtMs = this.clock.nowMs();
+    this.onEvent({ kind: 'recovered', attempts, downMs: this.recoveredAtMs - startedMs });
   }
 
   /** One round: null when every group started again, else why not. */

@@ -21,6 +21,8 @@ export interface MemberPayloadsOptions {
   readonly cacheBytes?: number;
   /** Segment size, bytes (default 64 MiB). */
   readonly segmentBytesMax?: number;
+  /** The segment stores' gathered write (default fs.writevSync; tests inject faults). */
+  readonly writev?: (fd: number, buffers: Uint8Array[], position: number) => number;
 }
 
 export class MemberPayloads {
@@ -32,12 +34,13 @@ export class MemberPayloads {
 
   /** Opens the store of `group`. Throws what SegmentStore.open throws. */
   open(group: string): ReplicaPayloadStore {
-    const { dataDir, segmentBytesMax } = this.options;
+    const { dataDir, segmentBytesMax, writev } = this.options;
     if (dataDir !== null) {
       return SegmentStore.open({
         dir: this.dirOf(dataDir, group),
         cache: this.cache,
         ...(segmentBytesMax === undefined ? {} : { segmentBytesMax }),
+        ...(writev === undefined ? {} : { writev }),
       });
     }
     const stores = this.memoryStores();

@@ -3,6 +3,7 @@
 // 500 operation_unconfirmed, the member recovers in process once the disk does, and every
 // acknowledged message is still there.
 
+import { writevSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +55,41 @@ describe('StorageRecovery', () => {
     expect(events.map((e) => e.kind)).toEqual(['started', 'retrying', 'retrying', 'recovered']);
     expect(events[3]).toMatchObject({ kind: 'recovered', attempts: 4, downMs: 1000 });
     expect(recovery.status()).toEqual({ recovering: false, startedTotal: 1, retriesTotal: 2 });
+  });
+
+  it('waits retryMs before restarting groups that fail again right after a recovery', async () => {
+    const clock = new ManualClock();
+    const calls: string[] = [];
+    const events: RecoveryEvent[] = [];
+    const recovery = new StorageRecovery(
+      {
+        stopGroups: async () => void calls.push('stop'),
+        reopenStorage: async () => void calls.push('reopen'),
+        startGroups: async () => void calls.push('start'),
+      },
+      clock,
+      (event) => events.push(event),
+      500,
+    );
+    recovery.trigger('spool:a#1', new Error('payload store: ENOSPC'));
+    await recovery.settled();
+    expect(calls).toEqual(['stop', 'reopen', 'start']);
+    // The replay of a group just started fails on the same medium: a relapse.
+    await clock.advance(10);
+    recovery.trigger('spool:a#1', new Error('payload store: ENOSPC'));
+    await settle();
+    expect(calls).toEqual(['stop', 'reopen', 'start']);
+    expect(events.map((e) => e.kind)).toEqual(['started', 'recovered', 'started', 'retrying']);
+    expect(events[3]).toMatchObject({ kind: 'retrying', attempt: 0 });
+    await clock.advance(500);
+    await recovery.settled();
+    expect(calls).toEqual(['stop', 'reopen', 'start', 'stop', 'reopen', 'start']);
+    // A failure long after the last recovery is a new one: its round runs at once.
+    await clock.advance(501);
+    recovery.trigger('meta', new Error('EIO'));
+    await recovery.settled();
+    expect(calls).toHaveLength(9);
+    expect(recovery.status()).toEqual({ recovering: false, startedTotal: 3, retriesTotal: 1 });
   });
 
   it('close() ends the retries', async () => {
@@ -159,4 +195,70 @@ describe('a member whose disk fills up', () => {
       expect(member.status().storageRecovery).toMatchObject({ recovering: false, startedTotal: 1 });
     });
   }
+});
+
+describe('a member whose payload writes fail (the volume full under the segment files)', () => {
+  it('recovers in process once they succeed again, every acknowledged message intact', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mq-payload-enospc-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const disk = { full: false, faults: 0 };
+    const payloadWritev = (fd: number, buffers: Uint8Array[], position: number): number => {
+      if (!disk.full) return writevSync(fd, buffers, position);
+      disk.faults++;
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    const events: RecoveryEvent[] = [];
+    const failures: string[] = [];
+    const member = await Member.start({
+      id: 'solo',
+      peers: { solo: 'in-process:0' },
+      transport: new MemoryNetwork().transport('solo'),
+      dataDir: dir,
+      clock: systemClock,
+      raft: FAST_RAFT,
+      payloadWritev,
+      onStorageRecovery: (event) => events.push(event),
+      onGroupFailure: (group) => failures.push(group),
+    });
+    cleanups.push(() => member.close());
+    await member.ready();
+    const service = member.service;
+    await service.createQueue('default', 'q', {});
+    const acknowledged = [await send(service, 'q', bytes(1)), await send(service, 'q', bytes(2))];
+    expect(acknowledged).toHaveLength(2);
+
+    disk.full = true;
+    // The entry is in the Raft log (LevelDB) before its payload is written: a 201 is true, and
+    // the log applies it again once the group is back.
+    const inFlight = await service.send('default', 'q', { payload: bytes(3), delayMs: 0, wantHandle: false })
+      .then(() => 'created', (e: unknown) => (e as MqError).kind);
+    expect(['created', 'operation_unconfirmed']).toContain(inFlight);
+    await waitFor(() => events.some((e) => e.kind === 'retrying'));
+    expect(disk.faults).toBeGreaterThan(1); // the replay's appends failed too
+    // Each relapse waits a retry (1 s) before the groups start again: no restart loop.
+    const started = (): number => member.status().storageRecovery?.startedTotal ?? 0;
+    const startedBefore = started();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(started() - startedBefore).toBeLessThanOrEqual(2);
+    const during = await service.send('default', 'q', { payload: bytes(4), delayMs: 0, wantHandle: false })
+      .then(() => null, (e: unknown) => e);
+    expect((during as MqError).kind).toBe('unavailable');
+
+    disk.full = false;
+    await waitFor(() => events.some((e) => e.kind === 'recovered'), 20_000);
+    expect(failures).toEqual([]);
+    await member.ready();
+    const left: string[] = [];
+    for (;;) {
+      const got = await service.receive('default', 'q', { waitMs: 0 });
+      if (got === null) break;
+      left.push(Buffer.from(got.payload).toString('hex'));
+      await service.ack('default', got.lease);
+    }
+    // The unconfirmed send is there only if its entry reached the log; a 201 always is.
+    if (inFlight === 'created') expect(left).toEqual(['01', '02', '03']);
+    else expect([['01', '02'], ['01', '02', '03']]).toContainEqual(left);
+    const after = await send(service, 'q', bytes(5));
+    expect((await receiveNow(service, 'q')).messageId).toBe(after);
+  });
 });
