@@ -731,7 +731,9 @@ export class RaftNode {
     const sink = pending.sink;
     if (sink === null) return;
     const written = (pending.writing ?? Promise.resolve()).then(noop, noop);
-    void written.then(() => sink.abort());
+    // In `background`, which close awaits: the file's descriptor is closed before it resolves.
+    const aborted = written.then(() => sink.abort()).then(noop, noop);
+    this.background = Promise.all([this.background, aborted]).then(noop);
   }
 
   /**

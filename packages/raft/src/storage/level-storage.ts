@@ -550,15 +550,28 @@ class LevelGroupStorage implements GroupStorage {
 
   /**
    * Writes the chunks to a new snapshot file as they come (frames, synced as it grows); `finish`
-   * ends the file and records it as saveSnapshot does; `abort` removes it.
+   * ends the file and records it as saveSnapshot does; `abort` removes it. A finish refused
+   * before the file was ended (the engine failed: a full disk) removes it too: it would hold its
+   * descriptor and its space until the process exits.
    */
   beginSnapshot(meta: SnapshotMeta): SnapshotSink {
     const writer = this.context.files.begin(this.group, meta.index, meta.term);
     writer.catch(noop); // seen by the first append or finish
+    const abort = (): Promise<void> => writer.then((file) => file.abort(), noop);
     return {
       append: (chunk) => writer.then((file) => file.append(chunk)),
-      finish: () => this.recordSnapshot(meta, () => writer.then((file) => file.finish())),
-      abort: () => writer.then((file) => file.abort(), noop),
+      finish: () => {
+        let ending = false;
+        const end = (): Promise<StoredSnapshotFile> => {
+          ending = true;
+          return writer.then((file) => file.finish());
+        };
+        return this.recordSnapshot(meta, end).catch(async (error: unknown) => {
+          if (!ending) await abort();
+          throw error;
+        });
+      },
+      abort,
     };
   }
 

@@ -431,12 +431,30 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     const node = await cluster.leader();
     const store = sliced(member);
     const saved = recordSavedSnapshots(member);
+    // The stored file of the work is removed (its descriptor closed) before close resolves.
+    const storage = member.storage.group(GROUP);
+    const begin = storage.beginSnapshot!.bind(storage);
+    let aborted = false;
+    // Slices are stored only once released: close finds one being written.
+    let releaseWrites = (): void => {};
+    const writesGate = new Promise<void>((resolve) => (releaseWrites = resolve));
+    storage.beginSnapshot = (meta) => {
+      const sink = begin(meta);
+      return {
+        ...sink,
+        append: (chunk) => writesGate.then(() => sink.append(chunk)),
+        abort: () => sink.abort().then(() => void (aborted = true)),
+      };
+    };
     store.hold = true;
     const work = await writeUntilWorkBegins(node, member, []);
-    await waitFor(() => work.steps >= 2);
+    await waitFor(() => work.steps >= 1); // its first slice waits for the write
 
-    await node.close();
+    const closed = node.close();
+    setTimeout(releaseWrites, 50);
+    await closed;
     expect(work.cancelled).toBe(true);
+    expect(aborted).toBe(true);
     const stepsAtClose = work.steps;
     await turns(20);
     store.hold = false; // a slice now would finish the work and take the snapshot

@@ -1,4 +1,4 @@
-import { mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -588,6 +588,32 @@ describe('LevelStorageEngine on disk', () => {
       await again.close();
     });
   }
+
+  it('removes a snapshot file being written whose finish the failed engine refuses', async () => {
+    const directory = await freshDirectory();
+    cleanup.push(directory);
+    const disk = diskFull(false);
+    const engine = await LevelStorageEngine.open(directory, { writeFault: disk.writeFault });
+    const storage = engine.group('spool:s');
+    await storage.load();
+    await storage.save({ term: 1, vote: 'n1', commit: 3 }, entries(1, 3, 1));
+    const sink = storage.beginSnapshot!({ index: 3, term: 1, config: { voters: ['n1'], learners: [] } });
+    await sink.append(new Uint8Array(4096).fill(7));
+    const snapshotFiles = async (): Promise<string[]> =>
+      (await readdir(directory, { recursive: true })).filter((name) => name.endsWith('.snap.tmp'));
+    expect(await snapshotFiles()).toHaveLength(1);
+    disk.state.full = true;
+    await expect(storage.save(null, entries(4, 4, 1))).rejects.toSatisfy((e: unknown) => isStorageError(e));
+    await expect(sink.finish()).rejects.toSatisfy((e: unknown) => isStorageError(e) && e.kind === 'io');
+    // Neither the half-written file nor its descriptor is left (on a full disk, both hold space).
+    expect(await snapshotFiles()).toEqual([]);
+    const descriptors = await readdir('/proc/self/fd');
+    const targets = await Promise.all(
+      descriptors.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+    );
+    expect(targets.filter((target) => target.includes('.snap'))).toEqual([]);
+    await engine.close();
+  });
 
   it('a group that did not load() again after reopen() cannot write', async () => {
     const directory = await freshDirectory();
