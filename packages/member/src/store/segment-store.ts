@@ -206,7 +206,7 @@ export class SegmentStore implements ReplicaPayloadStore {
     try {
       written = this.writev(this.headFd, buffers, position);
     } catch (error) {
-      throw this.failed(error instanceof Error ? error.message : String(error), error);
+      throw this.failedBy(error);
     }
     if (written !== bytes) {
       // A short write leaves the head's end unknown: no later append may trust it.
@@ -502,6 +502,11 @@ export class SegmentStore implements ReplicaPayloadStore {
     }
   }
 
+  /** `failed` for what the file system threw. */
+  private failedBy(error: unknown): StorageError {
+    return this.failed(error instanceof Error ? error.message : String(error), error);
+  }
+
   /** Remembers a write failure; the StorageError to throw for it. */
   private failed(why: string, cause?: unknown): StorageError {
     const error = new StorageError('io', `payload store ${this.dir}: ${why}`, { cause });
@@ -536,7 +541,7 @@ export class SegmentStore implements ReplicaPayloadStore {
     try {
       fd = fs.openSync(this.segmentPath(no), 'wx+', 0o600);
     } catch (error) {
-      throw this.failed(error instanceof Error ? error.message : String(error), error);
+      throw this.failedBy(error);
     }
     this.rolledFds.push(this.headFd);
     this.headFd = fd;

@@ -560,17 +560,15 @@ class LevelGroupStorage implements GroupStorage {
     const abort = (): Promise<void> => writer.then((file) => file.abort(), noop);
     return {
       append: (chunk) => writer.then((file) => file.append(chunk)),
-      finish: () => {
-        let ending = false;
-        const end = (): Promise<StoredSnapshotFile> => {
-          ending = true;
-          return writer.then((file) => file.finish());
-        };
-        return this.recordSnapshot(meta, end).catch(async (error: unknown) => {
-          if (!ending) await abort();
-          throw error;
-        });
-      },
+      // abort removes only the temporary file and is idempotent: after the file was ended
+      // (renamed into place) it does nothing.
+      finish: () =>
+        this.recordSnapshot(meta, () => writer.then((file) => file.finish())).catch(
+          async (error: unknown) => {
+            await abort();
+            throw error;
+          },
+        ),
       abort,
     };
   }

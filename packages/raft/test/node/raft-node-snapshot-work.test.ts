@@ -451,7 +451,7 @@ describe('RaftNode sliced snapshots (StateMachine.beginSnapshot)', () => {
     await waitFor(() => work.steps >= 1); // its first slice waits for the write
 
     const closed = node.close();
-    setTimeout(releaseWrites, 50);
+    setImmediate(releaseWrites); // after close's own awaits, which are microtasks
     await closed;
     expect(work.cancelled).toBe(true);
     expect(aborted).toBe(true);
