@@ -278,9 +278,11 @@ describe('RaftNode', () => {
     cluster = await TestCluster.start(ids);
     const leader = await cluster.leader();
     cluster.network.isolate(leader.id);
-    const pending = leader.propose(set('k', 'v'));
+    // The handler is attached before close: close awaits writes in flight, and a proposal it
+    // rejects without one is an unhandled rejection meanwhile.
+    const pending = rejection(leader.propose(set('k', 'v')));
     await leader.close();
-    expect((await rejection(pending)).kind).toBe('closed');
+    expect((await pending).kind).toBe('closed');
     expect((await rejection(leader.propose(set('k', 'v')))).kind).toBe('closed');
     cluster.network.heal();
   });
