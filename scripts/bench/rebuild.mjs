@@ -15,7 +15,10 @@
 //                    a probe every 20 ms) over the rebuild: probes later than 50 ms and the
 //                    bucket of the latest one (its upper bound); and the same of its GC pauses
 //                    (mq_process_gc_pause_seconds), which stall the loop as well
-//   elections        spool term increases seen on the members that were not wiped
+//   elections        spool term increases seen on the members that were not wiped (one is the
+//                    wipe's own when the wiped member was the primary)
+//   primary          which members served the spool (mq_member_spool_serving) before the wipe
+//                    and after the rebuild
 // With --proxy-delay-ms D the members reach one another through the chaos harness's TCP proxies
 // (in this process), which hold each chunk D ms each way, as a chaos run's `delay` episodes do
 // (its proxies alone, D = 0, cost too): one call at a time per replica is bound by that latency.
@@ -154,6 +157,7 @@ async function rebuild(target, config) {
     lag[id] = slowOver(base, samples);
     gc[id] = slowOver(base, samples, 'mq_process_gc_pause_seconds');
   }
+  const primary = { before: servingIn(before), after: servingIn(after) };
   const elections = {};
   for (const [id, samples] of after) {
     if (id === config.wipe) continue;
@@ -161,7 +165,7 @@ async function rebuild(target, config) {
   }
   return {
     rebuildS: seconds(doneMs - startMs), fetchS: round(fetchS), fetched, fetchedMib: round(fetchedMib),
-    fetchMibPerS: round(fetchedMib / fetchS), lag, gc, elections,
+    fetchMibPerS: round(fetchedMib / fetchS), lag, gc, elections, primary,
   };
 }
 
@@ -213,6 +217,11 @@ function termOf(samples) {
   return [...byGroup(samples, 'mq_member_raft_term')].filter(([g]) => g.startsWith('spool:')).reduce((sum, [, v]) => sum + v, 0);
 }
 
+/** The members whose metrics say they serve a spool as its open primary. */
+function servingIn(scrapes) {
+  return [...scrapes].filter(([, s]) => sumOf(s, 'mq_member_spool_serving') > 0).map(([id]) => id);
+}
+
 function sumOf(samples, name) {
   return [...byGroup(samples, name).values()].reduce((sum, v) => sum + v, 0);
 }
@@ -260,8 +269,9 @@ function printResult({ fill: f, rebuild: r, config }) {
   const gc = Object.entries(r.gc).map(([id, l]) => `${id} ${l.slow}/${l.probes} ${l.worst}`).join(', ');
   const elections = Object.entries(r.elections).map(([id, n]) => `${id} +${n}`).join(', ');
   printTable(
-    ['fill MiB', 'payload KiB', 'rebuild s', 'fetch s', 'fetched', 'fetched MiB', 'fetch MiB/s', 'spool term'],
-    [[f.filledMib, config.payloadKib, r.rebuildS, r.fetchS, r.fetched, r.fetchedMib, r.fetchMibPerS, elections]],
+    ['fill MiB', 'payload KiB', 'rebuild s', 'fetch s', 'fetched', 'fetched MiB', 'fetch MiB/s', 'spool term', 'primary'],
+    [[f.filledMib, config.payloadKib, r.rebuildS, r.fetchS, r.fetched, r.fetchedMib, r.fetchMibPerS, elections,
+      `${r.primary.before.join('+') || 'none'} -> ${r.primary.after.join('+') || 'none'}`]],
   );
   printTable(['event-loop lag >50ms/probes, worst bucket', 'GC pauses >50ms/pauses, worst bucket'], [[lag, gc]]);
 }
