@@ -7,7 +7,7 @@ import { COLOCATED_NODE_FLAGS } from '../../colocated-node-flags.mjs';
 import { MQ_LAUNCHER, launcherEnv } from '../../mq-launcher.mjs';
 import { clusterCertFlags } from '../../cluster-certs.mjs';
 import { killAndWait, spawnTracked, stopChild, waitForLogLine } from '../lib/index.mjs';
-import { freePorts, removeDir, tempDir, waitForHttp200 } from './support.mjs';
+import { freePorts, removeDir, removeDirAsync, tempDir, waitForHttp200 } from './support.mjs';
 import { benchAdminToken, benchApiKey } from '../lib/mq-accounts.mjs';
 import { ProxyMesh } from '../../../packages/testkit/dist/chaos/proxy-mesh.js';
 
@@ -174,7 +174,9 @@ export function mqClusterTarget(options = {}) {
       if (i < 0) throw new Error(`no member ${id}`);
       const m = members[i];
       await killAndWait(m.child, 'SIGKILL');
-      removeDir(`${dir}/${id}`);
+      // Not rmSync: deleting gigabytes blocked this process's proxies (--proxy-delay-ms) for
+      // about a second, and the leaders, hearing no quorum, stepped down.
+      await removeDirAsync(`${dir}/${id}`);
       m.child = spawnMember(id, i);
       m.port = await listeningPort(m.child);
     },

@@ -2,6 +2,7 @@
 // ports, waiting for a text line or a TCP port, temporary data directories, process memory.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -146,6 +147,15 @@ export function tempDir(prefix) {
 
 export function removeDir(dir) {
   rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  liveDirs.delete(dir);
+}
+
+/**
+ * removeDir off the event loop: while a running target's links pass through proxies in this
+ * process (ProxyMesh), a synchronous delete of gigabytes stalls every link for its duration.
+ */
+export async function removeDirAsync(dir) {
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   liveDirs.delete(dir);
 }
 
