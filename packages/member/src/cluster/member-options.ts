@@ -19,6 +19,7 @@ import type { ScrubFinding } from './payload-scrub.js';
 import type { RecoveryEvent } from './storage-recovery.js';
 import { REPLICAS_PER_SPOOL_DEFAULT } from './placement.js';
 import type { RaftTuning } from './raft-tuning.js';
+import type { SegmentStoreOptions } from '../store/segment-store.js';
 
 const PEER_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -72,7 +73,7 @@ export interface MemberOptions {
    * The gathered write of the payload segment stores (default fs.writevSync); tests inject a
    * full disk with it. Only with `dataDir`.
    */
-  readonly payloadWritev?: (fd: number, buffers: Uint8Array[], position: number) => number;
+  readonly payloadWritev?: SegmentStoreOptions['writev'];
   /**
    * Bytes of Raft log the member's groups keep in memory unsnapshotted, together (default
    * 64 MiB; RaftNode's LogBudget): each logged payload stays in memory until a snapshot covers

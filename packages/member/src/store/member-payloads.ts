@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { StorageEngine } from '@spoolmq/raft';
 import { PayloadCache } from './payload-cache.js';
 import { MemoryReplicaPayloads, type ReplicaPayloadStore } from './replica-payloads.js';
-import { SegmentStore } from './segment-store.js';
+import { SegmentStore, type SegmentStoreOptions } from './segment-store.js';
 
 const memoryStores = new WeakMap<StorageEngine, Map<string, MemoryReplicaPayloads>>();
 
@@ -22,7 +22,7 @@ export interface MemberPayloadsOptions {
   /** Segment size, bytes (default 64 MiB). */
   readonly segmentBytesMax?: number;
   /** The segment stores' gathered write (default fs.writevSync; tests inject faults). */
-  readonly writev?: (fd: number, buffers: Uint8Array[], position: number) => number;
+  readonly writev?: SegmentStoreOptions['writev'];
 }
 
 export class MemberPayloads {

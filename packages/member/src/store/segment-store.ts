@@ -99,7 +99,7 @@ export class SegmentStore implements ReplicaPayloadStore {
   private readonly dir: string;
   private readonly cache: PayloadCache;
   private readonly segmentBytesMax: number;
-  private readonly writev: (fd: number, buffers: Uint8Array[], position: number) => number;
+  private readonly writev: NonNullable<SegmentStoreOptions['writev']>;
   private readonly segments = new Map<number, Segment>();
   private head: Segment;
   private headFd: number;

@@ -714,9 +714,7 @@ export class RaftNode {
       this.lastSnapshotBytes = data.dataBytes;
       this.compactedTo(pending.appliedBytesAtIndex);
     });
-    this.background = Promise.all([this.background, stored]).then(noop, (error: unknown) =>
-      this.fail(asStorageError(error)),
-    );
+    this.inBackground(stored);
   }
 
   /** Abandons the snapshot in progress: the state it describes was replaced, or the node stops. */
@@ -732,8 +730,14 @@ export class RaftNode {
     if (sink === null) return;
     const written = (pending.writing ?? Promise.resolve()).then(noop, noop);
     // In `background`, which close awaits: the file's descriptor is closed before it resolves.
-    const aborted = written.then(() => sink.abort()).then(noop, noop);
-    this.background = Promise.all([this.background, aborted]).then(noop);
+    this.inBackground(written.then(() => sink.abort()).then(noop, noop));
+  }
+
+  /** Work close awaits (snapshot writes and aborts); a failure of it fails the node. */
+  private inBackground(work: Promise<unknown>): void {
+    this.background = Promise.all([this.background, work]).then(noop, (error: unknown) =>
+      this.fail(asStorageError(error)),
+    );
   }
 
   /**
@@ -757,10 +761,7 @@ export class RaftNode {
     this.lastSnapshotIndex = snapshot.meta.index;
     this.lastSnapshotBytes = snapshot.data.dataBytes;
     // Off the acknowledgement path: a slow snapshot write must not hold up commits.
-    const write = this.saveSnapshot(snapshot);
-    this.background = Promise.all([this.background, write]).then(noop, (error: unknown) =>
-      this.fail(asStorageError(error)),
-    );
+    this.inBackground(this.saveSnapshot(snapshot));
   }
 
   private afterStateChange(): void {
